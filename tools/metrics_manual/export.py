@@ -1,0 +1,269 @@
+"""Export a profile as JSON (canonical), YAML, CSV and Prometheus alerting rules."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .load import Manual
+from .model import (
+    SCHEMA_VERSION,
+    AtStep,
+    Band,
+    Catalog,
+    Exact,
+    Expectation,
+    Median,
+    MetricExport,
+    Presence,
+    Profile,
+    ProfileExport,
+    Window,
+)
+from .render import environment
+
+EXPORT_DIR = "docs/export"
+FORMATS = ("json", "yaml", "csv", "prometheus")
+SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml"}
+REFERENCE_PAGE = "reference/metrics/"
+
+CSV_COLUMNS: dict[str, str] = {
+    "profile": "id of the profile",
+    "section": "id of the metric's section",
+    "key": "the metric key (a family ends in /*)",
+    "meaning": "what the metric means",
+    "unit": "unit of the metric and of min, max and value; empty when it has none",
+    "kind": "band, median, exact, presence, or none (the metric has no range in this profile)",
+    "min": "band: lowest expected per-step value; empty when open",
+    "max": "band: highest expected per-step value; empty when open",
+    "value": "median or exact: the value",
+    "steps": "band: per-step values over this many steps; median: over this many steps",
+    "window_first": "band: holds only in the first N steps of the run",
+    "at": "exact: every_step, every_run or step; presence: every_step",
+    "at_step": "exact at one step: that step",
+    "condition": "when the expectation holds, in words",
+    "sources": "ids of the profile's sources, separated by spaces",
+}
+
+
+def export_document(manual: Manual, profile: Profile, site_url: str | None) -> ProfileExport:
+    metrics = []
+    for section in manual.catalog.sections:
+        for m in section.metrics:
+            metrics.append(
+                MetricExport(
+                    key=m.key, name=m.name, members=m.members, section=section.id, section_title=section.title,
+                    meaning=m.meaning, unit=m.unit, url=metric_url(site_url, m.anchor),
+                    expectations=profile.expectations.get(m.key, []),
+                )
+            )
+    info = {k: getattr(profile, k) for k in ProfileExport.model_fields["profile"].annotation.model_fields}
+    return ProfileExport(schema_version=SCHEMA_VERSION, profile=info, metrics=metrics)
+
+
+def metric_url(site_url: str | None, anchor: str) -> str | None:
+    return f"{site_url.rstrip('/')}/{REFERENCE_PAGE}#{anchor}" if site_url else None
+
+
+def _plain(doc: ProfileExport) -> dict[str, Any]:
+    return doc.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+
+
+def to_json(doc: ProfileExport) -> str:
+    return json.dumps(_plain(doc), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_yaml(doc: ProfileExport) -> str:
+    return yaml.safe_dump(_plain(doc), sort_keys=False, allow_unicode=True, width=100)
+
+
+def _cell(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def to_csv(doc: ProfileExport) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    w.writeheader()
+    for m in doc.metrics:
+        base = {"profile": doc.profile.id, "section": m.section, "key": m.key, "meaning": m.meaning, "unit": _cell(m.unit)}
+        if not m.expectations:
+            w.writerow({**base, "kind": "none"})
+        for e in m.expectations:
+            at = getattr(e, "at", None)
+            window = getattr(e, "window", None)
+            w.writerow({
+                **base,
+                "kind": e.kind,
+                "min": _cell(getattr(e, "min", None)),
+                "max": _cell(getattr(e, "max", None)),
+                "value": _cell(getattr(e, "value", None)),
+                "steps": _cell(getattr(e, "steps", None)),
+                "window_first": _cell(window.first if window else None),
+                "at": "step" if isinstance(at, AtStep) else _cell(at),
+                "at_step": _cell(at.step if isinstance(at, AtStep) else None),
+                "condition": _cell(e.condition),
+                "sources": " ".join(e.sources),
+            })
+    return buf.getvalue()
+
+
+def _number(text: str) -> int | float | None:
+    if text == "":
+        return None
+    return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+
+
+def read_csv(text: str) -> dict[str, list[Expectation]]:
+    """Expectations by metric key from an exported CSV (metrics of kind 'none' map to [])."""
+    out: dict[str, list[Expectation]] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        exps = out.setdefault(row["key"], [])
+        kind = row["kind"]
+        common = {"condition": row["condition"] or None, "sources": row["sources"].split()}
+        if kind == "band":
+            window = Window(first=int(row["window_first"])) if row["window_first"] else None
+            exps.append(Band(kind="band", min=_number(row["min"]), max=_number(row["max"]),
+                             steps=_number(row["steps"]), window=window, **common))
+        elif kind == "median":
+            exps.append(Median(kind="median", value=_number(row["value"]), steps=int(row["steps"]), **common))
+        elif kind == "exact":
+            at = AtStep(step=int(row["at_step"])) if row["at"] == "step" else row["at"]
+            exps.append(Exact(kind="exact", value=_number(row["value"]), at=at, **common))
+        elif kind == "presence":
+            exps.append(Presence(kind="presence", at=row["at"], **common))
+        elif kind != "none":
+            raise ValueError(f"unknown kind {kind!r} in CSV row for {row['key']}")
+    return out
+
+
+# --- Prometheus --------------------------------------------------------------------
+
+
+def gauge_name(key: str) -> str:
+    """The gauge Miles exports for `key` with --use-prometheus (prometheus_utils.py)."""
+    return "miles_metric_" + key.replace("/", "_").replace("-", "_").replace("@", "_at_")
+
+
+def _promql_number(v: int | float) -> str:
+    return repr(v)
+
+
+def _alert_name(key: str, suffix: str) -> str:
+    words = re.split(r"[^A-Za-z0-9]+", key)
+    return "Miles" + "".join(w[:1].upper() + w[1:] for w in words if w) + suffix
+
+
+def judge(e: Expectation) -> str | None:
+    """Why a gauge cannot judge `e`, or None when a rule can."""
+    if isinstance(e, Band):
+        return "a window of the first steps: a gauge does not know the step" if e.window else None
+    if isinstance(e, Exact):
+        return "one step: a gauge does not know the step" if isinstance(e.at, AtStep) else None
+    if isinstance(e, Median):
+        return "a median over steps: a gauge holds one value"
+    return "presence: a gauge cannot tell a missing log"
+
+
+def _go_literal(text: str) -> str:
+    # Annotations are Go templates: a literal '{{' from the source must not start an action.
+    return text.replace("{{", '{{ "{{" }}')
+
+
+def to_prometheus(doc: ProfileExport, describe: Callable[[Expectation, str | None], str]) -> str:
+    rules: list[dict[str, Any]] = []
+    left_out: list[str] = []
+    names: dict[str, int] = {}
+    for m in doc.metrics:
+        if m.members:  # a family's gauges are its members; a family range would need one rule each
+            keys = m.members
+        else:
+            keys = [m.key]
+        for e in m.expectations:
+            text = describe(e, m.unit)
+            why = judge(e)
+            if why:
+                left_out.append(f"{m.key}: {text} ({why})")
+                continue
+            for key in keys:
+                g = gauge_name(key)
+                if isinstance(e, Band):
+                    parts = ([f"{g} < {_promql_number(e.min)}"] if e.min is not None else []) + (
+                        [f"{g} > {_promql_number(e.max)}"] if e.max is not None else [])
+                    expr, suffix, verb = " or ".join(parts), "OutOfRange", "left its range"
+                else:
+                    assert isinstance(e, Exact)
+                    expr, suffix, verb = f"{g} != {_promql_number(e.value)}", "NotExpected", "differs from its expected value"
+                name = _alert_name(key, suffix)
+                names[name] = names.get(name, 0) + 1
+                if names[name] > 1:
+                    name += str(names[name])
+                meaning, title, expected = (_go_literal(t) for t in (m.meaning, doc.profile.title, text))
+                annotations = {
+                    "summary": f"{key} {verb} on run {{{{ $labels.run_name }}}}",
+                    "description": f"{key} ({meaning}) is {{{{ $value }}}}; profile {doc.profile.id} ({title}) expects {expected}.",
+                    "profile": doc.profile.id,
+                    "expected": expected,
+                }
+                if m.url:
+                    annotations["manual_url"] = m.url
+                rules.append({
+                    "alert": name,
+                    "expr": expr,
+                    "labels": {"severity": "warning", "profile": doc.profile.id, "metric": key},
+                    "annotations": annotations,
+                })
+    head = [
+        f"# Prometheus alerting rules for a live Miles run (--use-prometheus), profile {doc.profile.id}.",
+        "# Generated by `metrics-manual export`; regenerate, do not edit.",
+        "# Not judged here, since a gauge cannot judge them:" if left_out else "# Every expectation of the profile has a rule.",
+        *(f"# - {line}" for line in left_out),
+    ]
+    body = yaml.safe_dump({"groups": [{"name": f"metrics-manual-{doc.profile.id}", "rules": rules}]},
+                          sort_keys=False, allow_unicode=True, width=1000)
+    return "\n".join(head) + "\n" + body
+
+
+def plain_describer(root: Path) -> Callable[[Expectation, str | None], str]:
+    """The phrasing of the pages' `expectation` macro, as plain text."""
+    env = environment(root / "templates", plain_text=True)
+    macro = env.get_template("macros.md.j2").module.expectation  # type: ignore[attr-defined]
+    return lambda e, unit: str(macro(e, unit)).strip()
+
+
+def render_exports(manual: Manual, root: Path, site_url: str | None) -> dict[str, str]:
+    describe = plain_describer(root)
+    out: dict[str, str] = {f"{EXPORT_DIR}/profile.schema.json": schema_text(ProfileExport, "Exported profile")}
+    for p in manual.profiles:
+        doc = export_document(manual, p, site_url)
+        for fmt in FORMATS:
+            out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt, describe)
+    return out
+
+
+def export_text(doc: ProfileExport, fmt: str, describe: Callable[[Expectation, str | None], str]) -> str:
+    if fmt == "json":
+        return to_json(doc)
+    if fmt == "yaml":
+        return to_yaml(doc)
+    if fmt == "csv":
+        return to_csv(doc)
+    return to_prometheus(doc, describe)
+
+
+def schema_text(model: type, title: str) -> str:
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+              **model.model_json_schema(mode="validation"), "title": title}
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def source_schemas() -> dict[str, str]:
+    return {
+        "ranges/schema/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
+        "ranges/schema/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+    }

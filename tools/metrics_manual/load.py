@@ -1,0 +1,199 @@
+"""Load ranges/ into the typed model, collecting every finding with its file, line and column."""
+from __future__ import annotations
+
+import difflib
+import functools
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import Finding, SourceError
+from .model import Catalog, Metric, Profile
+from .source import Document, Loc, read_document
+
+CATALOG = "ranges/catalog.yaml"
+PROFILES = "ranges/profiles"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Manual:
+    """The whole validated source."""
+
+    catalog: Catalog
+    profiles: tuple[Profile, ...]
+
+    @property
+    def metrics(self) -> dict[str, Metric]:
+        return {m.key: m for s in self.catalog.sections for m in s.metrics}
+
+    def known_keys(self) -> set[str]:
+        """Every key a page may name: metrics, family members and step keys."""
+        keys = set(self.metrics)
+        for m in self.metrics.values():
+            keys.update(m.members)
+        keys.update(self.catalog.step_keys.values())
+        keys.update(f"{ns}/*" for ns in self.catalog.step_keys)  # a whole namespace, as in `train/*`
+        return keys
+
+    def section_of(self, key: str) -> str:
+        return next(s.id for s in self.catalog.sections if any(m.key == key for m in s.metrics))
+
+    def profile(self, profile_id: str) -> Profile:
+        for p in self.profiles:
+            if p.id == profile_id:
+                return p
+        raise KeyError(profile_id)
+
+
+def did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _message(err: dict[str, Any], allowed: list[str]) -> str:
+    kind, loc = err["type"], err["loc"]
+    field = str(loc[-1]) if loc else ""
+    if kind == "extra_forbidden":
+        return f"unknown field {field!r}" + did_you_mean(field, allowed)
+    if kind == "missing":
+        return f"missing field {field!r}"
+    if kind == "union_tag_invalid":
+        return f"unknown kind {err['input']!r}; expected one of: {err['ctx']['expected_tags']}"
+    if kind == "union_tag_not_found":
+        return f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
+    msg = err["msg"].removeprefix("Value error, ")
+    if kind.endswith("_type") or kind.startswith("literal") or kind == "string_pattern_mismatch":
+        msg += f", got {err['input']!r}"
+    return f"{field}: {msg}" if field and not isinstance(loc[-1], int) else msg
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    """Every field name in the model tree: the pool for 'did you mean' on an unknown field."""
+    names: set[str] = set()
+    stack: list[Any] = [model]
+    seen: set[type] = set()
+    while stack:
+        tp = stack.pop()
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp not in seen:
+                seen.add(tp)
+                names.update(tp.model_fields)
+                stack.extend(f.annotation for f in tp.model_fields.values())
+        else:
+            stack.extend(typing.get_args(tp))
+    return tuple(sorted(names))
+
+
+def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
+    try:
+        return model.model_validate(doc.data), []
+    except ValidationError as exc:
+        findings = []
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            allowed = list(_field_names(model)) if err["type"] == "extra_forbidden" else []
+            findings.append(doc.finding(loc, _message(err, allowed), key=err["type"] == "extra_forbidden"))
+        return None, findings
+
+
+def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
+    out: list[Finding] = []
+    seen_sections: set[str] = set()
+    seen_keys: dict[str, str] = {}
+    anchors: dict[str, str] = {}
+    for si, section in enumerate(catalog.sections):
+        if section.id in seen_sections:
+            out.append(doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}"))
+        seen_sections.add(section.id)
+        for mi, metric in enumerate(section.metrics):
+            loc = ("sections", si, "metrics", mi, "key")
+            for key in (metric.key, *metric.members):
+                if key in seen_keys:
+                    out.append(doc.finding(loc, f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})"))
+                seen_keys[key] = section.id
+            if metric.anchor in anchors and anchors[metric.anchor] != metric.key:
+                out.append(doc.finding(loc, f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}"))
+            anchors[metric.anchor] = metric.key
+    return out
+
+
+def _check_profile(profile: Profile, doc: Document, manual_keys: dict[str, Metric], sections: set[str]) -> list[Finding]:
+    out: list[Finding] = []
+    source_ids = set(profile.sources)
+    note_ids = {n.id for n in profile.notes}
+
+    def refs(ids: list[str], loc: Loc) -> None:
+        for i, sid in enumerate(ids):
+            if sid not in source_ids:
+                out.append(doc.finding((*loc, i), f"unknown source {sid!r}; declare it under 'sources'" + did_you_mean(sid, source_ids)))
+
+    for key, expectations in profile.expectations.items():
+        if key not in manual_keys:
+            out.append(doc.finding(("expectations", key), f"unknown metric {key!r}; add it to {CATALOG} first" + did_you_mean(key, manual_keys), key=True))
+        for i, e in enumerate(expectations):
+            loc = ("expectations", key, i)
+            refs(e.sources, (*loc, "sources"))
+            steps = getattr(e, "steps", None)
+            if steps and steps > profile.setup.steps:
+                out.append(doc.finding((*loc, "steps"), f"{steps} steps is more than the {profile.setup.steps} steps of the setup"))
+            at = getattr(e, "at", None)
+            if hasattr(at, "step") and at.step >= profile.setup.steps:
+                out.append(doc.finding((*loc, "at", "step"), f"step {at.step} is past the last step of a {profile.setup.steps}-step run"))
+    for sid in profile.section_notes:
+        if sid not in sections:
+            out.append(doc.finding(("section_notes", sid), f"unknown section {sid!r}" + did_you_mean(sid, sections), key=True))
+        see = profile.section_notes[sid].see
+        if see and see not in note_ids:
+            out.append(doc.finding(("section_notes", sid, "see"), f"unknown note {see!r}; add it under 'notes'" + did_you_mean(see, note_ids)))
+    for i, note in enumerate(profile.notes):
+        refs(note.sources, ("notes", i, "sources"))
+    return out
+
+
+def load_manual(root: Path) -> Manual:
+    """Load and validate everything under root/ranges; raise SourceError with all findings."""
+    findings: list[Finding] = []
+    cat_doc, found = read_document(root / CATALOG, CATALOG)
+    findings += found
+    catalog = None
+    if not found:
+        catalog, found = validate(Catalog, cat_doc)
+        findings += found
+        if catalog:
+            findings += _check_catalog(catalog, cat_doc)
+
+    profiles: list[tuple[Profile, Document]] = []
+    for file in sorted((root / PROFILES).glob("*.yaml")):
+        doc, found = read_document(file, f"{PROFILES}/{file.name}")
+        findings += found
+        if not found:
+            profile, found = validate(Profile, doc)
+            findings += found
+            if profile:
+                profiles.append((profile, doc))
+
+    if catalog:
+        keys = {k: m for s in catalog.sections for m in s.metrics for k in (m.key, *m.members)}
+        sections = {s.id for s in catalog.sections}
+        for profile, doc in profiles:
+            findings += _check_profile(profile, doc, keys, sections)
+    seen_profiles: dict[str, str] = {}
+    seen_notes: dict[str, str] = {}
+    for profile, doc in profiles:
+        if profile.id in seen_profiles:
+            findings.append(doc.finding(("id",), f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}"))
+        seen_profiles[profile.id] = doc.path
+        for i, note in enumerate(profile.notes):
+            # Notes share the reference page, so their anchors must be unique across profiles.
+            if note.id in seen_notes:
+                findings.append(doc.finding(("notes", i, "id"), f"note id {note.id!r} is already used by {seen_notes[note.id]}"))
+            seen_notes[note.id] = doc.path
+    if findings or catalog is None:
+        raise SourceError(findings)
+    return Manual(catalog, tuple(p for p, _ in profiles))

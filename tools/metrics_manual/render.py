@@ -1,0 +1,107 @@
+"""Render the model into Markdown pages with the Jinja templates under templates/.
+
+Each template under templates/pages/ becomes one page under docs/ at the same
+relative path; a path holding `[profile]` becomes one page per profile.
+"""
+from __future__ import annotations
+
+import decimal
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .errors import Finding, SourceError
+from .load import Manual
+
+PAGES = "pages"
+# Characters that Markdown, tables or HTML would read as syntax: shown as entities, so
+# text from ranges/ is always literal and never breaks a table or runs as HTML.
+_INERT = {c: f"&#{ord(c)};" for c in "&<>|*_`[]\\{}~^#!$"}
+_INERT_RE = re.compile("[" + re.escape("".join(_INERT)) + "]")
+_WORDS = "zero one two three four five six seven eight nine".split()
+
+
+def inert(text: Any) -> str:
+    """Markdown that displays `text` literally, on one line."""
+    return _INERT_RE.sub(lambda m: _INERT[m.group()], " ".join(str(text).split()))
+
+
+def num(value: int | float) -> str:
+    """A number as people write it: 1,024 and 0.00063, never 6.3e-04."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"not a number: {value!r}")
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 1000 else str(value)
+    text = repr(value)
+    if "e" in text or "E" in text:
+        text = format(decimal.Decimal(text), "f")
+    return text
+
+
+def code(text: Any) -> str:
+    """A Markdown code span holding `text` literally, whatever backticks it contains."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def words(n: int) -> str:
+    return _WORDS[n] if 0 <= n < len(_WORDS) else num(n)
+
+
+def plain(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def environment(templates: Path, *, plain_text: bool = False) -> jinja2.Environment:
+    """The Jinja environment; with plain_text, filters leave text as it is (for exports)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # the output is Markdown: text goes through the `md` filter instead
+        keep_trailing_newline=True,
+        # Markdown heading ids are written {#id}: Jinja comments move to {## ... ##}.
+        comment_start_string="{##",
+        comment_end_string="##}",
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(md=inert, num=num, words=words, code=code)
+    if plain_text:
+        env.filters.update(md=plain, code=plain)
+    return env
+
+
+def template_error(exc: Exception, root: Path) -> SourceError:
+    """Turn a Jinja error into a finding at the template's file and line."""
+    name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "templates"
+    try:
+        name = Path(name).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        name = f"templates/{name}" if not str(name).startswith("templates") else str(name)
+    line = getattr(exc, "lineno", None) or 1
+    return SourceError([Finding(name, line, 1, f"template error: {exc.__class__.__name__}: {exc}")])
+
+
+def render_pages(manual: Manual, root: Path) -> dict[str, str]:
+    """Every generated page: path relative to root -> Markdown."""
+    templates = root / "templates"
+    env = environment(templates)
+    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles}
+    out: dict[str, str] = {}
+    try:
+        for file in sorted((templates / PAGES).rglob("*.md.j2")):
+            rel = file.relative_to(templates).as_posix()
+            target = "docs/" + rel.removeprefix(PAGES + "/").removesuffix(".j2")
+            template = env.get_template(rel)
+            if "[profile]" in target:
+                for profile in manual.profiles:
+                    out[target.replace("[profile]", profile.id)] = template.render(context, profile=profile)
+            else:
+                out[target] = template.render(context)
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, root) from None
+    return out

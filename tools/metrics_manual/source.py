@@ -1,0 +1,171 @@
+"""Read one YAML file of ranges/ into plain data, remembering where each value stood.
+
+PyYAML's own constructors accept duplicate keys silently and build objects for
+tags; we compose nodes with libyaml and build the data ourselves, so both are
+findings, nothing is ever constructed from a tag, and every value keeps its
+line and column for error messages.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from .errors import Finding
+
+try:  # libyaml is several times faster; the pure-Python parser gives the same nodes.
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+Loc = tuple[str | int, ...]
+
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_T + n for n in ("str", "int", "float", "bool", "null"))
+_MAP, _SEQ = _T + "map", _T + "seq"
+_scalar = yaml.constructor.SafeConstructor()
+
+
+@dataclass
+class Document:
+    """The data of one file and the 1-based (line, col) of each value and key in it."""
+
+    path: str
+    data: Any
+    values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+
+    def where(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
+        """Position of the deepest part of `loc` that exists in the data.
+
+        Parts that are not in the data (such as the tag of a union that a validator
+        inserts) are skipped, so a validator's location maps to the nearest value.
+        """
+        found: Loc = ()
+        node = self.data
+        for part in loc:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                continue
+            found = (*found, part)
+        if key and found in self.keys:
+            return self.keys[found]
+        return self.values.get(found, (1, 1))
+
+    def finding(self, loc: Loc, message: str, *, key: bool = False) -> Finding:
+        line, col = self.where(loc, key=key)
+        return Finding(self.path, line, col, message)
+
+
+def _pos(node: Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+class _Builder:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.findings: list[Finding] = []
+        self.seen: set[int] = set()
+
+    def error(self, node: Node, message: str) -> None:
+        line, col = _pos(node)
+        self.findings.append(Finding(self.doc.path, line, col, message))
+
+    def build(self, node: Node, loc: Loc) -> Any:
+        self.doc.values[loc] = _pos(node)
+        if isinstance(node, ScalarNode):
+            return self.scalar(node)
+        # An alias repeats a node: refuse it, so a few bytes cannot expand into gigabytes.
+        if id(node) in self.seen:
+            self.error(node, "anchors and aliases (&name, *name) are not supported here; write the value out")
+            return None
+        self.seen.add(id(node))
+        if isinstance(node, SequenceNode):
+            if node.tag != _SEQ:
+                self.error(node, f"YAML tag {node.tag!r} is not allowed; use a plain list")
+                return None
+            return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
+        assert isinstance(node, MappingNode)
+        if node.tag != _MAP:
+            self.error(node, f"YAML tag {node.tag!r} is not allowed; use a plain mapping")
+            return None
+        out: dict[str, Any] = {}
+        for knode, vnode in node.value:
+            if not isinstance(knode, ScalarNode) or knode.tag != _STR:
+                what = knode.tag.replace(_T, "") if isinstance(knode, ScalarNode) else "collection"
+                self.error(knode, f"mapping keys must be plain strings, not a {what}; quote the key")
+                continue
+            key = knode.value
+            if key == "<<":
+                self.error(knode, "merge keys (<<) are not supported here; write the values out")
+                continue
+            kloc = (*loc, key)
+            if key in out:
+                first = self.doc.keys[kloc]
+                self.error(knode, f"duplicate key {key!r} (first defined at line {first[0]}, column {first[1]})")
+                continue
+            self.doc.keys[kloc] = _pos(knode)
+            out[key] = self.build(vnode, kloc)
+        return out
+
+    def scalar(self, node: ScalarNode) -> Any:
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        if tag == _INT:
+            return _scalar.construct_yaml_int(node)
+        if tag == _FLOAT:
+            value = _scalar.construct_yaml_float(node)
+            if not math.isfinite(value):
+                self.error(node, f"{node.value!r} is not a finite number; ranges must be finite")
+                return None
+            return value
+        if tag == _BOOL:
+            return _scalar.construct_yaml_bool(node)
+        if tag == _NULL:
+            return None
+        if tag == _T + "timestamp":
+            self.error(node, f"{node.value!r} reads as a date; quote it to make it a string")
+        else:
+            self.error(node, f"YAML tag {tag!r} is not allowed; only plain strings, numbers, booleans, lists and mappings are")
+        return None
+
+
+def read_document(file: Path, display: str) -> tuple[Document, list[Finding]]:
+    """Read `file`; `display` is the path used in findings (relative to the project root)."""
+    doc = Document(display, None)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        return doc, [Finding(display, 1, 1, f"cannot read file: {exc.strerror}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        return doc, [Finding(display, line, col, f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8")]
+    text = text.removeprefix("\ufeff")
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        return doc, [Finding(display, line, col, f"invalid YAML: {problem}")]
+    except yaml.YAMLError as exc:
+        return doc, [Finding(display, 1, 1, f"invalid YAML: {exc}")]
+    if node is None:
+        return doc, [Finding(display, 1, 1, "file is empty; it must hold a YAML mapping")]
+    builder = _Builder(doc)
+    doc.data = builder.build(node, ())
+    if not builder.findings and not isinstance(doc.data, dict):
+        builder.error(node, "the file must hold a YAML mapping at the top")
+    return doc, builder.findings
