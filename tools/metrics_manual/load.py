@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import functools
 import typing
 from dataclasses import dataclass
@@ -55,21 +56,39 @@ def did_you_mean(word: str, choices: Any) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+_KINDS = ("band", "median", "exact", "presence")
+_NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
+
+
 def _message(err: dict[str, Any], allowed: list[str]) -> str:
-    kind, loc = err["type"], err["loc"]
-    field = str(loc[-1]) if loc else ""
+    kind, value = err["type"], err.get("input")
+    # Drop the parts a validator adds to the location: union tags and int/float branches.
+    loc = [p for p in err["loc"] if p not in _KINDS and p not in ("int", "float")]
+    field = str(loc[-1]) if loc and not isinstance(loc[-1], int) else ""
+    prefix = f"{field}: " if field else ""
     if kind == "extra_forbidden":
         return f"unknown field {field!r}" + did_you_mean(field, allowed)
     if kind == "missing":
         return f"missing field {field!r}"
     if kind == "union_tag_invalid":
-        return f"unknown kind {err['input']!r}; expected one of: {err['ctx']['expected_tags']}"
+        return f"unknown kind {err['ctx']['tag']!r}; expected one of: {err['ctx']['expected_tags']}"
     if kind == "union_tag_not_found":
         return f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
+    if kind in _NUMBER_ERRORS and err["loc"][-1] in ("int", "float") or kind in ("float_type", "int_type"):
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                return f"{prefix}expected a number, got the string {value!r}"
+            if not math.isfinite(number):
+                return f"{prefix}{value!r} is not a finite number; ranges must be finite"
+            return f"{prefix}expected a number, got the string {value!r}; remove the quotes (YAML wants a dot in a float: 1.0e-3)"
+        what = "integer" if kind.startswith("int") and err["loc"][-1] != "int" else "number"
+        return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {value!r}"
     msg = err["msg"].removeprefix("Value error, ")
-    if kind.endswith("_type") or kind.startswith("literal") or kind == "string_pattern_mismatch":
-        msg += f", got {err['input']!r}"
-    return f"{field}: {msg}" if field and not isinstance(loc[-1], int) else msg
+    if kind.startswith("literal") or kind == "string_pattern_mismatch" or kind.endswith("_type"):
+        msg += f", got {value!r}"
+    return prefix + msg
 
 
 @functools.cache
@@ -98,6 +117,8 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
         for err in exc.errors(include_url=False):
             loc = tuple(err["loc"])
             allowed = list(_field_names(model)) if err["type"] == "extra_forbidden" else []
+            if err["type"] == "union_tag_invalid":
+                loc = (*loc, "kind")
             findings.append(doc.finding(loc, _message(err, allowed), key=err["type"] == "extra_forbidden"))
         return None, findings
 

@@ -64,6 +64,10 @@ class Document:
         return Finding(self.path, line, col, message)
 
 
+def _tag(tag: str) -> str:
+    return tag.replace(_T, "!!")
+
+
 def _pos(node: Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -81,7 +85,7 @@ class _Builder:
     def build(self, node: Node, loc: Loc) -> Any:
         self.doc.values[loc] = _pos(node)
         if isinstance(node, ScalarNode):
-            return self.scalar(node)
+            return self.scalar(node, loc)
         # An alias repeats a node: refuse it, so a few bytes cannot expand into gigabytes.
         if id(node) in self.seen:
             self.error(node, "anchors and aliases (&name, *name) are not supported here; write the value out")
@@ -89,12 +93,12 @@ class _Builder:
         self.seen.add(id(node))
         if isinstance(node, SequenceNode):
             if node.tag != _SEQ:
-                self.error(node, f"YAML tag {node.tag!r} is not allowed; use a plain list")
+                self.error(node, f"YAML tag {_tag(node.tag)!r} is not allowed; use a plain list")
                 return None
             return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
         assert isinstance(node, MappingNode)
         if node.tag != _MAP:
-            self.error(node, f"YAML tag {node.tag!r} is not allowed; use a plain mapping")
+            self.error(node, f"YAML tag {_tag(node.tag)!r} is not allowed; use a plain mapping")
             return None
         out: dict[str, Any] = {}
         for knode, vnode in node.value:
@@ -115,7 +119,7 @@ class _Builder:
             out[key] = self.build(vnode, kloc)
         return out
 
-    def scalar(self, node: ScalarNode) -> Any:
+    def scalar(self, node: ScalarNode, loc: Loc) -> Any:
         tag = node.tag
         if tag == _STR:
             return node.value
@@ -124,7 +128,8 @@ class _Builder:
         if tag == _FLOAT:
             value = _scalar.construct_yaml_float(node)
             if not math.isfinite(value):
-                self.error(node, f"{node.value!r} is not a finite number; ranges must be finite")
+                field = f"{loc[-1]}: " if loc and isinstance(loc[-1], str) else ""
+                self.error(node, f"{field}{node.value!r} is not a finite number; ranges must be finite")
                 return None
             return value
         if tag == _BOOL:
@@ -134,7 +139,7 @@ class _Builder:
         if tag == _T + "timestamp":
             self.error(node, f"{node.value!r} reads as a date; quote it to make it a string")
         else:
-            self.error(node, f"YAML tag {tag!r} is not allowed; only plain strings, numbers, booleans, lists and mappings are")
+            self.error(node, f"YAML tag {_tag(tag)!r} is not allowed; only plain strings, numbers, booleans, lists and mappings are")
         return None
 
 

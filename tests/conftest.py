@@ -1,0 +1,146 @@
+"""Shared fixtures: tiny projects in a temp dir, tools that CI must have, golden files."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+TINY_CATALOG = """\
+title: Metrics
+code: {repository: example/miles, url: https://example.org/miles, branch: main, commit: 31f1ca96}
+step_keys: {train: train/step, rollout: rollout/step}
+sections:
+  - id: rollout
+    title: Rollout
+    metrics:
+      - key: rollout/raw_reward
+        meaning: the mean reward of the step
+      - key: rollout/response_lengths
+        meaning: the mean answer length
+        unit: tokens
+  - id: training
+    title: Training
+    metrics:
+      - key: train/grad_norm
+        meaning: the gradient norm
+      - key: train/pg_clipfrac
+        meaning: the share of clipped tokens
+      - key: train/weight/*
+        name: the weight statistics
+        members: [train/weight/mean, train/weight/max]
+        meaning: how large the weights are
+"""
+
+TINY_PROFILE = """\
+id: tiny
+title: Tiny runs
+summary: Made up for tests.
+advice: Build your own.
+setup:
+  framework: Miles
+  model: M-1
+  dataset: D
+  hardware: {count: 2, name: GPU}
+  prompts_per_step: 4
+  answers_per_prompt: 2
+  token_limit: 1024
+  steps: 10
+sources:
+  summary: {kind: capture, path: cap/sum.json, keys: [runs.a]}
+  code: {kind: code, repository: Miles, branch: main, commit: abcdef12, parts: [loss]}
+section_notes:
+  training: {text: Training was short., see: tiny-notes}
+notes:
+  - id: tiny-notes
+    title: Tiny notes
+    paragraphs: [We know little.]
+    sources: [summary]
+expectations:
+  rollout/raw_reward:
+    - {kind: band, min: 0.5, max: 0.9, steps: 10, sources: [summary]}
+  rollout/response_lengths:
+    - {kind: median, value: 400, steps: 10, condition: with plain sampling}
+  train/grad_norm:
+    - {kind: band, min: 0.25, max: 4.5}
+    - {kind: band, min: 1, max: 3, window: {first: 2}}
+  train/pg_clipfrac:
+    - {kind: exact, value: 0, at: every_step}
+"""
+
+
+def write_project(root: Path, catalog: str = TINY_CATALOG, profiles: dict[str, str] | None = None) -> Path:
+    """A project with the repo's templates and mkdocs.yml and the given source."""
+    (root / "ranges" / "profiles").mkdir(parents=True, exist_ok=True)
+    (root / "ranges" / "catalog.yaml").write_text(catalog, "utf-8")
+    for name, text in (profiles if profiles is not None else {"tiny": TINY_PROFILE}).items():
+        (root / "ranges" / "profiles" / f"{name}.yaml").write_text(text, "utf-8")
+    shutil.copytree(REPO / "templates", root / "templates", dirs_exist_ok=True)
+    (root / "docs").mkdir(exist_ok=True)
+    return root
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_project(tmp_path / "tiny")
+
+
+def copy_repo(dest: Path) -> Path:
+    """The real manual's source, templates, docs and mkdocs.yml, in a temp dir."""
+    for name in ("ranges", "templates", "docs"):
+        shutil.copytree(REPO / name, dest / name)
+    shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
+    return dest
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    return copy_repo(tmp_path / "manual")
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command, as a user runs it (a real process: exit codes and stderr)."""
+    return subprocess.run([sys.executable, "-m", "metrics_manual", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def require_tool(path: str) -> str:
+    """A tool the tests drive; in CI its absence fails the test instead of skipping it."""
+    found = shutil.which(path) or (path if Path(path).exists() else None)
+    if not found:
+        if IN_CI:
+            pytest.fail(f"{path} is required in CI (make test installs it)")
+        pytest.skip(f"{path} is not installed (make test installs it)")
+    return found
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/ from the current output")
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):
+    """Compare text with tests/golden/NAME; --update-golden rewrites it (never silently)."""
+    update = request.config.getoption("--update-golden")
+
+    def compare(name: str, text: str) -> None:
+        path = REPO / "tests" / "golden" / name
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, "utf-8")
+            return
+        assert path.exists(), f"no golden file {path}; run pytest --update-golden and review the diff"
+        assert text == path.read_text("utf-8"), f"{name} differs from its golden file; if intended, run pytest --update-golden"
+
+    return compare

@@ -1,0 +1,162 @@
+"""Every rejection of the source, with its exact file, line, column and message."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY_CATALOG, TINY_PROFILE, REPO, run_cli, snapshot, write_project
+from metrics_manual.errors import SourceError
+from metrics_manual.load import load_manual
+
+P = "ranges/profiles/tiny.yaml"
+C = "ranges/catalog.yaml"
+
+# (case, text replaced in the tiny profile, replacement, the one finding expected)
+PROFILE_CASES = [
+    ("broken YAML", "title: Tiny runs", "title: [Tiny runs",
+     f"{P}:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'"),
+    ("duplicate key", "title: Tiny runs", "title: Tiny runs\ntitle: Again",
+     f"{P}:3:1: error: duplicate key 'title' (first defined at line 2, column 1)"),
+    ("number as string", "min: 0.5,", "min: '0.5',",
+     f"{P}:26:25: error: min: expected a number, got the string '0.5'; remove the quotes (YAML wants a dot in a float: 1.0e-3)"),
+    ("min above max", "min: 0.5, max: 0.9", "min: 0.95, max: 0.9",
+     f"{P}:26:7: error: min 0.95 is above max 0.9"),
+    ("unknown metric", "  train/pg_clipfrac:", "  train/pg_clipfrak:",
+     f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first; did you mean 'train/pg_clipfrac'?"),
+    ("unknown source", "sources: [summary]}", "sources: [sumary]}",
+     f"{P}:26:61: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'?"),
+    ("python tag", "title: Tiny runs", "title: !!python/object/apply:os.system ['touch PWNED']",
+     f"{P}:2:8: error: YAML tag '!!python/object/apply:os.system' is not allowed; use a plain list"),
+    ("custom tag", "title: Tiny runs", "title: !secret Tiny",
+     f"{P}:2:8: error: YAML tag '!secret' is not allowed; only plain strings, numbers, booleans, lists and mappings are"),
+    ("nan", "max: 0.9", "max: .nan", f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite"),
+    ("inf", "max: 0.9", "max: -.inf", f"{P}:26:35: error: max: '-.inf' is not a finite number; ranges must be finite"),
+    ("overflow", "max: 0.9", "max: 1.0e+999", f"{P}:26:35: error: max: '1.0e+999' is not a finite number; ranges must be finite"),
+    ("overflow without dot", "max: 0.9", "max: 1e999", f"{P}:26:35: error: max: '1e999' is not a finite number; ranges must be finite"),
+    ("zero steps", "value: 400, steps: 10", "value: 400, steps: 0", f"{P}:28:41: error: steps: Input should be greater than 0"),
+    ("negative steps", "steps: 10, sources", "steps: -3, sources", f"{P}:26:47: error: steps: Input should be greater than 0"),
+    ("unknown field", "  dataset: D", "  datasett: D\n  dataset: D",
+     f"{P}:8:3: error: unknown field 'datasett'; did you mean 'dataset'?"),
+    ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice'"),
+    ("unknown kind", "kind: median", "kind: mean",
+     f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence'"),
+    ("boolean for integer", "prompts_per_step: 4", "prompts_per_step: true", f"{P}:10:21: error: prompts_per_step: expected an integer, got True"),
+    ("alias", "  steps: 10\nsources:", "  steps: 10\nextra_setup: &s {a: 1}\nagain: *s\nsources:",
+     f"{P}:14:14: error: anchors and aliases (&name, *name) are not supported here; write the value out"),
+    ("date", "commit: abcdef12", "commit: 2026-01-01", f"{P}:16:63: error: '2026-01-01' reads as a date; quote it to make it a string"),
+    ("window longer than steps", "window: {first: 2}", "window: {first: 2}, steps: 1",
+     f"{P}:31:7: error: window of the first 2 steps is longer than the 1 steps"),
+    ("steps beyond setup", "value: 400, steps: 10", "value: 400, steps: 11",
+     f"{P}:28:41: error: 11 steps is more than the 10 steps of the setup"),
+    ("unknown section note", "  training: {text", "  trainin: {text",
+     f"{P}:18:3: error: unknown section 'trainin'; did you mean 'training'?"),
+    ("unknown note", "see: tiny-notes", "see: tiny-note",
+     f"{P}:18:46: error: unknown note 'tiny-note'; add it under 'notes'; did you mean 'tiny-notes'?"),
+    ("top-level list", TINY_PROFILE, "- a\n- b\n", f"{P}:1:1: error: the file must hold a YAML mapping at the top"),
+    ("empty file", TINY_PROFILE, "", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
+    ("only a comment", TINY_PROFILE, "# nothing yet\n", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
+    ("two documents", TINY_PROFILE, "a: 1\n---\nb: 2\n",
+     f"{P}:2:1: error: invalid YAML: expected a single document in the stream but found another document"),
+]
+
+
+def findings_of(root: Path) -> list[str]:
+    with pytest.raises(SourceError) as exc:
+        load_manual(root)
+    return [str(f) for f in exc.value.findings]
+
+
+@pytest.mark.parametrize(("case", "old", "new", "expected"), PROFILE_CASES, ids=[c[0] for c in PROFILE_CASES])
+def test_profile_rejection(tmp_path: Path, case: str, old: str, new: str, expected: str) -> None:
+    assert old in TINY_PROFILE
+    root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace(old, new, 1)})
+    assert findings_of(root) == [expected]
+
+
+def test_tag_is_never_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    text = TINY_PROFILE.replace("title: Tiny runs", f"title: !!python/object/apply:os.system ['touch {marker}']")
+    root = write_project(tmp_path / "p", profiles={"tiny": text})
+    result = run_cli("validate", "--root", str(root))
+    assert result.returncode == 2
+    assert not marker.exists()
+
+
+def test_non_utf8(tmp_path: Path) -> None:
+    root = write_project(tmp_path, profiles={})
+    (root / P).write_bytes(TINY_PROFILE.encode().replace(b"Tiny runs", b"Tiny \xff runs"))
+    assert findings_of(root) == [f"{P}:2:13: error: file is not UTF-8 (byte 0xff); save it as UTF-8"]
+
+
+CATALOG_CASES = [
+    ("duplicate metric", "      - key: train/pg_clipfrac", "      - key: train/grad_norm",
+     f"{C}:18:14: error: metric 'train/grad_norm' is already in the catalog (section 'training')"),
+    ("bad key", "key: train/grad_norm", "key: Train grad norm",
+     f"{C}:16:14: error: key: String should match pattern '^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\\-]+)+(/\\*)?$', got 'Train grad norm'"),
+    ("family without members", "        members: [train/weight/mean, train/weight/max]\n", "",
+     f"{C}:20:9: error: a family key ends in /* and lists its members; a plain key has no members"),
+    ("duplicate section", "  - id: training", "  - id: rollout", f"{C}:13:9: error: duplicate section id 'rollout'"),
+]
+
+
+@pytest.mark.parametrize(("case", "old", "new", "expected"), CATALOG_CASES, ids=[c[0] for c in CATALOG_CASES])
+def test_catalog_rejection(tmp_path: Path, case: str, old: str, new: str, expected: str) -> None:
+    assert old in TINY_CATALOG
+    catalog = TINY_CATALOG.replace(old, new, 1)
+    # A profile that names no metric and no section, so only the catalog can be wrong.
+    profile = TINY_PROFILE.split("section_notes:")[0]
+    root = write_project(tmp_path, catalog=catalog, profiles={"tiny": profile})
+    assert findings_of(root) == [expected]
+
+
+def test_all_findings_collected_across_files(tmp_path: Path) -> None:
+    root = write_project(tmp_path, profiles={
+        "tiny": TINY_PROFILE.replace("max: 0.9", "max: .nan"),
+        "two": TINY_PROFILE.replace("title: Tiny runs", "title: [x"),
+        "three": TINY_PROFILE,  # same id and note id as tiny
+    })
+    assert findings_of(root) == [
+        "ranges/profiles/tiny.yaml:26:35: error: max: '.nan' is not a finite number; ranges must be finite",
+        "ranges/profiles/two.yaml:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'",
+    ]
+    root = write_project(tmp_path / "b", profiles={"tiny": TINY_PROFILE, "three": TINY_PROFILE})
+    assert findings_of(root) == [
+        "ranges/profiles/tiny.yaml:1:5: error: profile id 'tiny' is already used by ranges/profiles/three.yaml",
+        "ranges/profiles/tiny.yaml:20:9: error: note id 'tiny-notes' is already used by ranges/profiles/three.yaml",
+    ]
+
+
+def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
+    root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace("max: 0.9", "max: .nan")})
+    text = run_cli("validate", "--root", str(root))
+    assert (text.returncode, text.stdout) == (2, "")
+    assert text.stderr == (f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite\n"
+                           "1 error(s); nothing was written.\n")
+    as_json = run_cli("validate", "--root", str(root), "--format", "json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout) == [{"path": P, "line": 26, "col": 35, "severity": "error",
+                                           "message": "max: '.nan' is not a finite number; ranges must be finite"}]
+    assert "Traceback" not in text.stderr + as_json.stderr
+
+
+def test_cli_root_and_missing_root(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p")
+    ok = run_cli("validate", cwd=root)
+    assert (ok.returncode, ok.stdout) == (0, "ok: 5 metrics, 1 profile(s), 5 expectations\n")
+    missing = run_cli("validate", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: no ranges/ folder in the current folder")
+
+
+def test_missing_catalog(tmp_path: Path) -> None:
+    root = write_project(tmp_path)
+    (root / C).unlink()
+    assert findings_of(root) == [f"{C}:1:1: error: cannot read file: No such file or directory"]
+
+
+def test_real_source_is_valid() -> None:
+    manual = load_manual(REPO)
+    assert [p.id for p in manual.profiles] == ["lab-gb10"]
+    assert len(manual.metrics) == 19
