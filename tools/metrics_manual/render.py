@@ -77,13 +77,18 @@ def environment(templates: Path, *, plain_text: bool = False) -> jinja2.Environm
 
 def template_error(exc: Exception, root: Path) -> SourceError:
     """Turn a Jinja error into a finding at the template's file and line."""
-    name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "templates"
+    name, line = getattr(exc, "filename", None), getattr(exc, "lineno", None)
+    if name is None:  # a runtime error: Jinja rewrites the traceback to point into the template
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename.endswith(".j2"):
+                name, line = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+            tb = tb.tb_next
     try:
-        name = Path(name).resolve().relative_to(root.resolve()).as_posix()
+        shown = Path(name).resolve().relative_to(root.resolve()).as_posix() if name else "templates"
     except ValueError:
-        name = f"templates/{name}" if not str(name).startswith("templates") else str(name)
-    line = getattr(exc, "lineno", None) or 1
-    return SourceError([Finding(name, line, 1, f"template error: {exc.__class__.__name__}: {exc}")])
+        shown = str(name)
+    return SourceError([Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}")])
 
 
 def render_pages(manual: Manual, root: Path) -> dict[str, str]:
