@@ -1,0 +1,210 @@
+"""build writes only what changed and nothing on bad input; check finds every kind of drift."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import REPO, TINY_PROFILE, run_cli, snapshot, write_project
+
+
+def build(root: Path) -> str:
+    result = run_cli("build", "--root", str(root))
+    assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr
+
+
+def check(root: Path, *args: str):
+    return run_cli("check", "--root", str(root), *args)
+
+
+def test_build_writes_only_changed_files(tiny: Path) -> None:
+    first = build(tiny)
+    assert first.endswith("11 written, 0 unchanged, 0 removed\n")
+    stamps = {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
+    assert build(tiny).endswith("0 written, 11 unchanged, 0 removed\n")
+    assert stamps == {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
+    profile = tiny / "ranges/profiles/tiny.yaml"
+    profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
+    out = build(tiny)
+    # The number shows on the reference page, the profile page and in every export.
+    assert sorted(line for line in out.splitlines() if line.startswith("wrote")) == [
+        "wrote docs/.generated.json", "wrote docs/export/tiny.csv", "wrote docs/export/tiny.json",
+        "wrote docs/export/tiny.rules.yml", "wrote docs/export/tiny.yaml", "wrote docs/profiles/tiny.md",
+        "wrote docs/reference/metrics.md"]
+    assert "0.5 to 0.95 per step over 10 steps" in (tiny / "docs/reference/metrics.md").read_text("utf-8")
+
+
+def test_invalid_source_writes_nothing(tiny: Path) -> None:
+    build(tiny)
+    profile = tiny / "ranges/profiles/tiny.yaml"
+    profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95").replace("min: 0.25", "min: x"), "utf-8")
+    before = snapshot(tiny)
+    result = run_cli("build", "--root", str(tiny))
+    assert result.returncode == 2
+    assert result.stderr.endswith("1 error(s); nothing was written.\n")
+    assert snapshot(tiny) == before
+
+
+def test_first_build_with_invalid_source_creates_nothing(tmp_path: Path) -> None:
+    root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE + "oops: [\n"})
+    before = snapshot(root)
+    assert run_cli("build", "--root", str(root)).returncode == 2
+    assert snapshot(root) == before
+
+
+def test_check_passes_after_build_and_writes_nothing(tiny: Path) -> None:
+    build(tiny)
+    before = snapshot(tiny)
+    result = check(tiny)
+    assert (result.returncode, result.stdout) == (0, "ok: docs, exports and schemas agree with ranges/\n")
+    assert snapshot(tiny) == before
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
+    result = check(tiny)
+    assert result.returncode == 1
+    assert "docs/reference/metrics.md:12:1: error: generated file is out of date; run `metrics-manual build`" in result.stdout
+    assert "-| <span id=\"m-rollout-raw_reward\"></span>`rollout/raw_reward` | the mean reward of the step |  | 0.5 to 0.9 per step" in result.stdout
+    assert "+| <span id=\"m-rollout-raw_reward\"></span>`rollout/raw_reward` | the mean reward of the step |  | 0.5 to 0.95 per step" in result.stdout
+    assert "docs/export/tiny.json" in result.stdout
+    assert result.stdout.rstrip().endswith("run `metrics-manual build` to regenerate files")
+    build(tiny)
+    assert check(tiny).returncode == 0
+
+
+def test_drift_page_edited_by_hand(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
+    result = check(tiny)
+    assert result.returncode == 1
+    assert ("docs/profiles/tiny.md:11:1: error: generated file was edited by hand; "
+            "edit ranges/ or templates/ instead and run `metrics-manual build`") in result.stdout
+    out = build(tiny)
+    assert "overwrote hand edits in docs/profiles/tiny.md" in out
+    assert check(tiny).returncode == 0
+
+
+def test_drift_template_changed(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "templates/pages/profiles/[profile].md.j2", "## Sources {#sources}", "## Where from {#sources}")
+    result = check(tiny)
+    assert result.returncode == 1
+    assert "docs/profiles/tiny.md:" in result.stdout and "error: generated file is out of date" in result.stdout
+    assert "+## Where from {#sources}" in result.stdout
+    build(tiny)
+    assert check(tiny).returncode == 0
+
+
+def test_drift_template_drops_a_value(tiny: Path) -> None:
+    """A template bug that loses a number fails even when the committed page matches it."""
+    edit(tiny / "templates/macros.md.j2", "{{ e.value|num }}{{ unit_suffix(unit) }} median", "{{ unit_suffix(unit) }} median")
+    build(tiny)
+    result = check(tiny)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == (
+        "docs/reference/metrics.md:13:1: error: reference page disagrees with ranges/: "
+        "rollout/response_lengths on tiny shows the numbers [10.0], the source has [10.0, 400.0]")
+
+
+def test_drift_export_deleted(tiny: Path) -> None:
+    build(tiny)
+    (tiny / "docs/export/tiny.csv").unlink()
+    result = check(tiny)
+    assert result.returncode == 1
+    assert "docs/export/tiny.csv:1:1: error: generated file is missing; run `metrics-manual build`" in result.stdout
+    build(tiny)
+    assert check(tiny).returncode == 0
+
+
+def test_drift_stray_generated_file(tiny: Path) -> None:
+    second = TINY_PROFILE.replace("id: tiny", "id: old").replace("tiny-notes", "old-notes")
+    (tiny / "ranges/profiles/old.yaml").write_text(second, "utf-8")
+    build(tiny)
+    (tiny / "ranges/profiles/old.yaml").unlink()
+    (tiny / "docs/export/notes.txt").write_text("left here\n", "utf-8")
+    result = check(tiny)
+    assert result.returncode == 1
+    for rel in ("docs/profiles/old.md", "docs/export/old.json", "docs/export/notes.txt"):
+        assert f"{rel}:1:1: error: stray generated file: build no longer makes it; run `metrics-manual build` to remove it" in result.stdout
+    out = build(tiny)
+    assert "removed stray docs/profiles/old.md" in out
+    assert not (tiny / "docs/profiles/old.md").exists()
+    # A file build never made is the user's: build leaves it, check keeps asking for it to go.
+    assert (tiny / "docs/export/notes.txt").exists()
+    (tiny / "docs/export/notes.txt").unlink()
+    assert check(tiny).returncode == 0
+
+
+def test_drift_hand_written_page_names_unknown_metric(tiny: Path) -> None:
+    build(tiny)
+    (tiny / "docs/guide.md").write_text("# Guide\n\nWatch `train/grad_norm` and\n`train/grad_nrom`, not `ranges/x.yaml`.\n\n"
+                                        "```\ntrain/nothing_in_fences\n```\n", "utf-8")
+    result = check(tiny)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == (
+        "docs/guide.md:4:1: error: unknown metric 'train/grad_nrom': not in ranges/catalog.yaml; did you mean 'train/grad_norm'?")
+    assert len(result.stdout.splitlines()) == 2
+    (tiny / "docs/guide.md").write_text("# Guide\n\nWatch `train/grad_norm` and `train/weight/max` and `train/*`.\n", "utf-8")
+    assert check(tiny).returncode == 0
+
+
+def test_check_formats(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
+    as_json = json.loads(check(tiny, "--format", "json").stdout)
+    assert [(d["path"], d["line"], d["message"].split(";")[0]) for d in as_json] == [
+        ("docs/profiles/tiny.md", 11, "generated file was edited by hand")]
+    assert as_json[0]["diff"].startswith("--- a/docs/profiles/tiny.md\n+++ b/docs/profiles/tiny.md\n")
+    github = check(tiny, "--format", "github")
+    assert github.returncode == 1
+    assert github.stdout == ("::error file=docs/profiles/tiny.md,line=11,col=1::generated file was edited by hand; "
+                             "edit ranges/ or templates/ instead and run `metrics-manual build`\n")
+
+
+def test_check_on_invalid_source_exits_2(tiny: Path) -> None:
+    edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: .inf")
+    result = check(tiny)
+    assert result.returncode == 2
+    assert "ranges/profiles/tiny.yaml:26:35: error: max: '.inf' is not a finite number" in result.stderr
+
+
+def test_the_repository_agrees_with_its_source() -> None:
+    """CI fails whenever the committed manual drifts from ranges/."""
+    result = check(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None:
+    from metrics_manual import files as files_mod
+    from metrics_manual.build import generate
+
+    build(tiny)
+    edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
+    before = snapshot(tiny)
+    _, files = generate(tiny)
+    calls = []
+
+    def fail_staging(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real_mkstemp(*args, **kwargs)
+
+    real_mkstemp = files_mod.tempfile.mkstemp
+    monkeypatch.setattr(files_mod.tempfile, "mkstemp", fail_staging)
+    try:
+        files_mod.write_files(tiny, files)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the write should have failed")
+    assert snapshot(tiny) == before
+    assert not list(tiny.rglob('*.tmp'))
