@@ -87,8 +87,8 @@ def _cell(v: Any) -> str:
 
 
 def to_csv(doc: ProfileExport) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), lineterminator="\r\n")  # RFC 4180
     w.writeheader()
     for m in doc.metrics:
         base = {"profile": doc.profile.id, "section": m.section, "key": m.key, "meaning": m.meaning, "unit": _cell(m.unit)}
@@ -122,7 +122,7 @@ def _number(text: str) -> int | float | None:
 def read_csv(text: str) -> dict[str, list[Expectation]]:
     """Expectations by metric key from an exported CSV (metrics of kind 'none' map to [])."""
     out: dict[str, list[Expectation]] = {}
-    for row in csv.DictReader(io.StringIO(text)):
+    for row in csv.DictReader(io.StringIO(text, newline="")):
         exps = out.setdefault(row["key"], [])
         kind = row["kind"]
         common = {"condition": row["condition"] or None, "sources": row["sources"].split()}

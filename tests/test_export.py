@@ -1,0 +1,250 @@
+"""Exported profiles: schema-valid, deterministic, round-tripping, and Prometheus rules that promtool accepts."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import REPO, TINY_PROFILE, require_tool, run_cli, write_project
+from metrics_manual.api import load_profile
+from metrics_manual.build import generate
+from metrics_manual.export import (export_document, gauge_name, judge, plain_describer, read_csv, to_csv, to_json,
+                                   to_prometheus, to_yaml)
+from metrics_manual.load import load_manual
+from metrics_manual.model import AtStep, Band, Exact, Profile, ProfileExport
+
+SCHEMA = json.loads((REPO / "docs/export/profile.schema.json").read_text("utf-8"))
+
+
+def test_tiny_exports_match_golden(tiny: Path, golden) -> None:
+    _, files = generate(tiny)
+    for suffix in ("json", "yaml", "csv", "rules.yml"):
+        golden(f"tiny/docs/export/tiny.{suffix}", files[f"docs/export/tiny.{suffix}"])
+
+
+@pytest.mark.parametrize("suffix", ["json", "yaml"])
+def test_published_exports_validate_against_their_schema(suffix: str) -> None:
+    files = sorted(f for f in (REPO / "docs/export").glob(f"*.{suffix}") if not f.name.endswith(".schema.json"))
+    assert files, "no exported profiles"
+    for file in files:
+        text = file.read_text("utf-8")
+        jsonschema.validate(json.loads(text) if suffix == "json" else yaml.safe_load(text), SCHEMA)
+
+
+def test_schema_rejects_a_broken_export() -> None:
+    data = json.loads((REPO / "docs/export/lab-gb10.json").read_text("utf-8"))
+    data["metrics"][0]["expectations"][0]["min"] = "0.53"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, SCHEMA)
+
+
+def test_same_source_gives_byte_identical_files(tiny: Path) -> None:
+    assert generate(tiny)[1] == generate(tiny)[1]
+    first = run_cli("export", "--root", str(REPO), "--profile", "lab-gb10", "--format", "json")
+    assert first.returncode == 0
+    assert first.stdout == (REPO / "docs/export/lab-gb10.json").read_text("utf-8")
+
+
+def test_export_to_file_and_unknown_profile(tmp_path: Path) -> None:
+    out = tmp_path / "rules.yml"
+    result = run_cli("export", "--root", str(REPO), "--profile", "lab-gb10", "--format", "prometheus", "-o", str(out))
+    assert (result.returncode, result.stdout) == (0, "")
+    assert out.read_text("utf-8") == (REPO / "docs/export/lab-gb10.rules.yml").read_text("utf-8")
+    bad = run_cli("export", "--root", str(REPO), "--profile", "lab-gb1O", "--format", "csv")
+    assert bad.returncode == 2
+    assert bad.stderr == "error: unknown profile 'lab-gb1O'; profiles: lab-gb10; did you mean 'lab-gb10'?\n"
+
+
+def test_lab_export_carries_every_expectation() -> None:
+    manual = load_manual(REPO)
+    doc = load_profile(REPO / "docs/export/lab-gb10.json")
+    assert doc.schema_version == 1
+    assert doc.to_profile() == manual.profile("lab-gb10")
+    assert [m.key for m in doc.metrics] == list(manual.metrics)
+    grad = doc.metric("train/grad_norm")
+    assert (grad.section, grad.meaning, grad.url) == ("training", "the gradient norm",
+                                                      "http://127.0.0.1:8000/reference/metrics/#m-train-grad_norm")
+    assert doc.expected("rollout/weight_version/max") == []
+
+
+def test_api_answers_what_a_metric_should_be(tmp_path: Path) -> None:
+    doc = load_profile(REPO / "docs/export/lab-gb10.yaml")
+    [band] = doc.expected("rollout/raw_reward")
+    assert isinstance(band, Band) and (band.min, band.max, band.steps) == (0.53, 0.87, 48)
+    assert band.contains(0.61) and not band.contains(0.9)
+    [exact] = doc.expected("train/ppo_kl")
+    assert isinstance(exact, Exact) and exact.at == AtStep(step=0) and exact.condition == "in a healthy run"
+    with pytest.raises(KeyError):
+        doc.expected("train/nothing")
+    broken = tmp_path / "x.json"
+    broken.write_text('{"schema_version": 2}', "utf-8")
+    with pytest.raises(ValueError, match="not an exported metrics-manual profile"):
+        load_profile(broken)
+
+
+# --- round trip, as a property over generated profiles ---------------------------------
+
+numbers = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False))
+texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+conditions = st.none() | texts
+sources = st.lists(st.sampled_from(["summary", "code"]), max_size=2, unique=True)
+
+
+@st.composite
+def bands(draw: st.DrawFn) -> dict:
+    lo, hi = sorted([draw(numbers), draw(numbers)])
+    e = {"kind": "band", "condition": draw(conditions), "sources": draw(sources)}
+    which = draw(st.sampled_from(["both", "min", "max"]))
+    e.update({"min": lo} if which != "max" else {})
+    e.update({"max": hi} if which != "min" else {})
+    if draw(st.booleans()):
+        e["steps"] = draw(st.integers(2, 10))
+        if draw(st.booleans()):
+            e["window"] = {"first": draw(st.integers(1, e["steps"]))}
+    return e
+
+
+expectations = st.one_of(
+    bands(),
+    st.fixed_dictionaries({"kind": st.just("median"), "value": numbers, "steps": st.integers(1, 10),
+                           "condition": conditions, "sources": sources}),
+    st.fixed_dictionaries({"kind": st.just("exact"), "value": numbers, "condition": conditions,
+                           "at": st.sampled_from(["every_step", "every_run"]) | st.builds(lambda s: {"step": s}, st.integers(0, 9))}),
+    st.fixed_dictionaries({"kind": st.just("presence"), "condition": conditions}),
+)
+KEYS = ["rollout/raw_reward", "rollout/response_lengths", "train/grad_norm", "train/pg_clipfrac", "train/weight/*"]
+
+
+@pytest.fixture(scope="module")
+def tiny_manual(tmp_path_factory: pytest.TempPathFactory):
+    root = write_project(tmp_path_factory.mktemp("rt"))
+    return load_manual(root), root
+
+
+@settings(max_examples=150, deadline=None)
+@given(exps=st.dictionaries(st.sampled_from(KEYS), st.lists(expectations, min_size=1, max_size=3), max_size=5),
+       title=texts)
+def test_every_format_loads_back_to_the_same_profile(tiny_manual, exps: dict, title: str) -> None:
+    manual, _ = tiny_manual
+    base = manual.profile("tiny").model_dump()
+    profile = Profile.model_validate({**base, "title": title, "expectations": exps}, strict=False)
+    doc = export_document(manual, profile, "http://127.0.0.1:8000/")
+    assert ProfileExport.model_validate(json.loads(to_json(doc))).to_profile() == profile
+    assert ProfileExport.model_validate(yaml.safe_load(to_yaml(doc))).to_profile() == profile
+    from_csv = {k: v for k, v in read_csv(to_csv(doc)).items() if v}
+    assert from_csv == profile.expectations
+    for m in json.loads(to_json(doc))["metrics"]:
+        for e in m["expectations"]:
+            for field in ("min", "max", "value"):
+                assert field not in e or math.isfinite(e[field])
+
+
+# --- Prometheus ------------------------------------------------------------------------
+
+def test_gauge_names_follow_miles() -> None:
+    assert gauge_name("train/grad_norm") == "miles_metric_train_grad_norm"
+    assert gauge_name("passrate/pass@k-8") == "miles_metric_passrate_pass_at_k_8"
+
+
+def test_rules_leave_out_what_a_gauge_cannot_judge() -> None:
+    text = (REPO / "docs/export/lab-gb10.rules.yml").read_text("utf-8")
+    rules = yaml.safe_load(text)["groups"][0]["rules"]
+    manual = load_manual(REPO)
+    profile = manual.profile("lab-gb10")
+    judged = [(k, e) for k, es in profile.expectations.items() for e in es if judge(e) is None]
+    left = [(k, e) for k, es in profile.expectations.items() for e in es if judge(e) is not None]
+    assert len(rules) == len(judged) == 9
+    assert {r["labels"]["metric"] for r in rules} == {k for k, _ in judged}
+    comment = [line for line in text.splitlines() if line.startswith("# - ")]
+    assert len(comment) == len(left) == 9
+    assert "# - perf/sleep_time: 1.9 to 3.7 s in the first 2 of 48 steps, in the same run as the median (a window" in text
+    raw = next(r for r in rules if r["labels"]["metric"] == "rollout/raw_reward")
+    assert raw["expr"] == "miles_metric_rollout_raw_reward < 0.53 or miles_metric_rollout_raw_reward > 0.87"
+    assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
+
+
+def test_annotation_text_from_the_source_is_not_a_go_template(tiny: Path) -> None:
+    manual = load_manual(write_project(tiny.parent / "g", profiles={"tiny": TINY_PROFILE.replace(
+        "{kind: band, min: 0.25, max: 4.5}", "{kind: band, min: 0.25, max: 4.5, condition: 'with {{ $x }}'}")}))
+    doc = export_document(manual, manual.profile("tiny"), None)
+    text = to_prometheus(doc, plain_describer(tiny))
+    assert 'with {{ "{{" }} $x }}' in text
+
+
+def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
+    """A promtool unit test per rule: it fires for a series outside, not for one inside."""
+    tests = []
+    for m in doc.metrics:
+        for e in m.expectations:
+            if judge(e) is not None:
+                continue
+            for key in m.members or [m.key]:
+                if isinstance(e, Band):
+                    lo, hi = e.min, e.max
+                    width = abs((hi if hi is not None else 0) - (lo if lo is not None else 0)) or 1.0
+                    inside = (lo + hi) / 2 if lo is not None and hi is not None else (lo if lo is not None else hi)
+                    outside = [v for v in ((lo - width) if lo is not None else None, (hi + width) if hi is not None else None) if v is not None]
+                else:
+                    inside, outside = e.value, [e.value + 1, e.value - 1]
+                for bad in outside:
+                    g = gauge_name(key)
+                    rule = next(r for r in doc_rules(rule_file) if r["labels"]["metric"] == key)
+                    tests.append({
+                        "interval": "1m",
+                        "input_series": [
+                            {"series": f'{g}{{run_name="good"}}', "values": f"{inside!r}x3"},
+                            {"series": f'{g}{{run_name="bad"}}', "values": f"{bad!r}x3"},
+                        ],
+                        "alert_rule_test": [{
+                            "eval_time": "2m", "alertname": rule["alert"],
+                            "exp_alerts": [{"exp_labels": {**rule["labels"], "run_name": "bad"},
+                                            "exp_annotations": {k: expand(v, "bad", bad) for k, v in rule["annotations"].items()}}],
+                        }],
+                    })
+    return {"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": tests}
+
+
+def go_number(v: float) -> str:
+    """A float64 as Prometheus prints $value (Go's shortest form)."""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e21 else repr(float(v))
+
+
+def expand(text: str, run: str, value: float) -> str:
+    """The annotation as Prometheus renders it for one alert."""
+    return (text.replace("{{ $labels.run_name }}", run).replace("{{ $value }}", go_number(value))
+            .replace('{{ "{{" }}', "{{"))
+
+
+def doc_rules(rule_file: Path) -> list[dict]:
+    return yaml.safe_load(rule_file.read_text("utf-8"))["groups"][0]["rules"]
+
+
+@pytest.mark.promtool
+@pytest.mark.parametrize("root_kind", ["repo", "tiny"])
+def test_promtool_checks_and_unit_tests_the_rules(tmp_path: Path, tiny: Path, root_kind: str) -> None:
+    promtool = require_tool("promtool")
+    root = REPO if root_kind == "repo" else tiny
+    manual, files = generate(root)
+    for profile in manual.profiles:
+        rule_file = tmp_path / f"{profile.id}.rules.yml"
+        rule_file.write_text(files[f"docs/export/{profile.id}.rules.yml"], "utf-8")
+        checked = subprocess.run([promtool, "check", "rules", str(rule_file)], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        doc = export_document(manual, profile, None)
+        spec = promtool_tests(rule_file, doc)
+        assert len(spec["tests"]) >= 2
+        test_file = tmp_path / f"{profile.id}.test.yml"
+        test_file.write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
+        tested = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True)
+        assert tested.returncode == 0, tested.stdout + tested.stderr
+        # The same tests must fail if a rule stayed silent: drop one alert and expect promtool to say so.
+        spec["tests"][0]["alert_rule_test"][0]["exp_alerts"] = []
+        test_file.write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
+        assert subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True).returncode != 0
