@@ -138,9 +138,9 @@ def golden(request: pytest.FixtureRequest):
         path = REPO / "tests" / "golden" / name
         if update:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, "utf-8")
+            path.write_bytes(text.encode("utf-8"))
             return
         assert path.exists(), f"no golden file {path}; run pytest --update-golden and review the diff"
-        assert text == path.read_text("utf-8"), f"{name} differs from its golden file; if intended, run pytest --update-golden"
+        assert text == path.read_bytes().decode("utf-8"), f"{name} differs from its golden file; if intended, run pytest --update-golden"
 
     return compare

@@ -29,8 +29,9 @@ def read_manifest(root: Path) -> dict[str, str]:
 
 
 def read_text(path: Path) -> str | None:
+    """The file's exact text: no newline translation, so a CRLF file compares as written."""
     try:
-        return path.read_text("utf-8")
+        return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

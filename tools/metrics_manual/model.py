@@ -8,9 +8,20 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-Text = Annotated[str, StringConstraints(min_length=1, strip_whitespace=False)]
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    # Text lands in table cells, CSV fields and alert annotations: line breaks and control
+    # characters would break or garble them (PyYAML even mangles U+0085 on output).
+    if _CONTROL.search(text):
+        raise ValueError("text must be one line without control characters; fold long text with >-")
+    return text
+
+
+Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_one_line)]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 MetricKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$")]
 Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
