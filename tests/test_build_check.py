@@ -71,7 +71,7 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     result = check(tiny)
     assert result.returncode == 1
-    assert "docs/reference/metrics.md:12:1: error: generated file is out of date; run `metrics-manual build`" in result.stdout
+    assert "docs/reference/metrics.md:15:1: error: generated file is out of date; run `metrics-manual build`" in result.stdout
     assert "-| <span id=\"m-rollout-raw_reward\"></span>`rollout/raw_reward` | the mean reward of the step |  | 0.5 to 0.9 per step" in result.stdout
     assert "+| <span id=\"m-rollout-raw_reward\"></span>`rollout/raw_reward` | the mean reward of the step |  | 0.5 to 0.95 per step" in result.stdout
     assert "docs/export/tiny.json" in result.stdout
@@ -85,7 +85,7 @@ def test_drift_page_edited_by_hand(tiny: Path) -> None:
     edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
     result = check(tiny)
     assert result.returncode == 1
-    assert ("docs/profiles/tiny.md:11:1: error: generated file was edited by hand; "
+    assert ("docs/profiles/tiny.md:14:1: error: generated file was edited by hand; "
             "edit ranges/ or templates/ instead and run `metrics-manual build`") in result.stdout
     out = build(tiny)
     assert "overwrote hand edits in docs/profiles/tiny.md" in out
@@ -110,7 +110,7 @@ def test_drift_template_drops_a_value(tiny: Path) -> None:
     result = check(tiny)
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == (
-        "docs/reference/metrics.md:13:1: error: reference page disagrees with ranges/: "
+        "docs/reference/metrics.md:16:1: error: reference page disagrees with ranges/: "
         "rollout/response_lengths on tiny shows the numbers [10.0], the source has [10.0, 400.0]")
 
 
@@ -161,11 +161,11 @@ def test_check_formats(tiny: Path) -> None:
     edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
     as_json = json.loads(check(tiny, "--format", "json").stdout)
     assert [(d["path"], d["line"], d["message"].split(";")[0]) for d in as_json] == [
-        ("docs/profiles/tiny.md", 11, "generated file was edited by hand")]
+        ("docs/profiles/tiny.md", 14, "generated file was edited by hand")]
     assert as_json[0]["diff"].startswith("--- a/docs/profiles/tiny.md\n+++ b/docs/profiles/tiny.md\n")
     github = check(tiny, "--format", "github")
     assert github.returncode == 1
-    assert github.stdout == ("::error file=docs/profiles/tiny.md,line=11,col=1::generated file was edited by hand; "
+    assert github.stdout == ("::error file=docs/profiles/tiny.md,line=14,col=1::generated file was edited by hand; "
                              "edit ranges/ or templates/ instead and run `metrics-manual build`\n")
 
 
