@@ -146,6 +146,21 @@ def test_every_format_loads_back_to_the_same_profile(tiny_manual, exps: dict, ti
                 assert field not in e or math.isfinite(e[field])
 
 
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=("Cs",))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), json_like, max_size=5))
+def test_yaml_emitter_round_trips_any_json_like_data(data: dict) -> None:
+    from metrics_manual.export import to_yaml_text
+
+    assert yaml.safe_load(to_yaml_text(data)) == (data or None)
+
+
 # --- Prometheus ------------------------------------------------------------------------
 
 def test_gauge_names_follow_miles() -> None:
@@ -174,8 +189,9 @@ def test_annotation_text_from_the_source_is_not_a_go_template(tiny: Path) -> Non
     manual = load_manual(write_project(tiny.parent / "g", profiles={"tiny": TINY_PROFILE.replace(
         "{kind: band, min: 0.25, max: 4.5}", "{kind: band, min: 0.25, max: 4.5, condition: 'with {{ $x }}'}")}))
     doc = export_document(manual, manual.profile("tiny"), None)
-    text = to_prometheus(doc, plain_describer(tiny))
-    assert 'with {{ "{{" }} $x }}' in text
+    rules = yaml.safe_load(to_prometheus(doc, plain_describer(tiny)))["groups"][0]["rules"]
+    grad = next(r for r in rules if r["labels"]["metric"] == "train/grad_norm")
+    assert grad["annotations"]["expected"] == '0.25 to 4.5, with {{ "{{" }} $x }}' 
 
 
 def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
