@@ -1,6 +1,7 @@
 """The MkDocs site: strict build, offline, several profiles, facts in hand-written pages, live reload."""
 from __future__ import annotations
 
+import html
 import os
 import re
 import signal
@@ -103,6 +104,29 @@ def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path,
     assert "ranges/profiles/lab-gb10.yaml:65:7: error: min 5.35 is above max 4.95" in result.stderr
     assert "Traceback" not in result.stderr
     assert snapshot(repo_copy) == before
+
+
+def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_path: Path) -> None:
+    nasty = "a | b <script>alert(1)</script> *x* `y` [x](y) {{ x }}"
+    catalog = repo_copy / "ranges/catalog.yaml"
+    catalog.write_text(catalog.read_text("utf-8").replace("meaning: the gradient norm", f"meaning: '{nasty}'"), "utf-8")
+    assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
+    page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
+    row = re.search(r'<tr>\s*<td><span id="m-train-grad_norm"></span>.*?</tr>', page, re.S)
+    assert row is not None
+    cells = re.findall(r"<td>(.*?)</td>", row.group(), re.S)
+    assert len(cells) == 4
+    assert html.unescape(re.sub(r"<[^>]+>", "", cells[1])) == nasty
+    assert "<script>alert(1)" not in page
+
+
+def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
+    schema = repo_copy / "ranges/schema/profile.schema.json"
+    schema.write_text(schema.read_text("utf-8").replace('"Strict"', '"Loose"', 1).replace('"title": "Setup"', '"title": "Old setup"'), "utf-8")
+    result = subprocess.run([sys.executable, "-m", "metrics_manual", "check", "--root", str(repo_copy)],
+                            capture_output=True, text=True, env=ENV)
+    assert result.returncode == 1
+    assert "ranges/schema/profile.schema.json:" in result.stdout
 
 
 def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ class Manual:
     catalog: Catalog
     profiles: tuple[Profile, ...]
 
-    @property
+    @functools.cached_property
     def metrics(self) -> dict[str, Metric]:
         return {m.key: m for s in self.catalog.sections for m in s.metrics}
 
