@@ -177,10 +177,23 @@ def _check_profile(profile: Profile, doc: Document, manual_keys: dict[str, Metri
     return out
 
 
-def load_manual(root: Path) -> Manual:
-    """Load and validate everything under root/ranges; raise SourceError with all findings."""
+def load_manual(root: Path, *, fast: bool = True) -> Manual:
+    """Load and validate everything under root/ranges; raise SourceError with all findings.
+
+    The fast reader keeps no line numbers, so on any finding the whole source is read
+    again the slow way, which is the one that reports: both agree on every valid source.
+    """
+    try:
+        return _load(root, fast=fast)
+    except SourceError:
+        if not fast:
+            raise
+    return _load(root, fast=False)
+
+
+def _load(root: Path, *, fast: bool) -> Manual:
     findings: list[Finding] = []
-    cat_doc, found = read_document(root / CATALOG, CATALOG)
+    cat_doc, found = read_document(root / CATALOG, CATALOG, fast=fast)
     findings += found
     catalog = None
     if not found:
@@ -191,7 +204,7 @@ def load_manual(root: Path) -> Manual:
 
     profiles: list[tuple[Profile, Document]] = []
     for file in sorted((root / PROFILES).glob("*.yaml")):
-        doc, found = read_document(file, f"{PROFILES}/{file.name}")
+        doc, found = read_document(file, f"{PROFILES}/{file.name}", fast=fast)
         findings += found
         if not found:
             profile, found = validate(Profile, doc)

@@ -7,15 +7,24 @@ line and column for error messages.
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import Finding
+
+try:  # rapidyaml reads large valid sources fast; without it every file takes the PyYAML path
+    import ryml  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover
+    ryml = None
 
 try:  # libyaml is several times faster; the pure-Python parser gives the same nodes.
     from yaml import CSafeLoader as _Loader
@@ -38,6 +47,7 @@ class Document:
     data: Any
     values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    exact: bool = True  # False when read by the fast path, which keeps no positions
 
     def where(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
         """Position of the deepest part of `loc` that exists in the data.
@@ -143,21 +153,86 @@ class _Builder:
         return None
 
 
-def read_document(file: Path, display: str) -> tuple[Document, list[Finding]]:
-    """Read `file`; `display` is the path used in findings (relative to the project root)."""
-    doc = Document(display, None)
+# Whole plain scalars that YAML 1.1 (PyYAML) and YAML 1.2 (rapidyaml's JSON) read differently,
+# and the constructs we refuse; a file holding any of them takes the authoritative path.
+_START = r"(?:^|[:\[{,]|-\s)[ \t]*"
+_END = r"[ \t]*(?=$|[,\]}#:])"
+_RISKY = re.compile(
+    rf"{_START}[!&*]"  # tags, anchors, aliases
+    r"|<<|^%|^---|^\.\.\.|[\x85\u2028\u2029]|\r(?!\n)"  # merge keys, directives, documents, odd line breaks
+    "|[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"  # what PyYAML refuses to read
+    rf"|{_START}(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|Null|NULL|~){_END}"
+    rf"|{_START}[-+]?(?:0[0-7_]+|0[xob][0-9a-fA-F_]*|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9]+_[0-9_]*"
+    r"|[0-9_]*\.?[0-9_]*[eE][-+]?[0-9]+|\.[0-9]|\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9]+\.)" + _END +
+    rf"|{_START}[0-9]{{4}}-[0-9][0-9]?-[0-9][0-9]?",
+    re.M,
+)
+
+
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("duplicate key")
+    return out
+
+
+def read_fast(text: str) -> Any | None:
+    """The data of `text` through rapidyaml, when that is sure to equal what PyYAML reads; else None.
+
+    PyYAML builds a Python object per event and took seconds on large sources; rapidyaml
+    parses in C++ and emits JSON. Where the two YAML dialects could differ, or on any
+    error at all, this returns None and the caller takes the path that reports positions.
+    """
+    if ryml is None or _RISKY.search(text):
+        return None
+    try:
+        with _stderr_silenced():  # rapidyaml prints its parse errors before it raises them
+            tree = ryml.parse_in_arena(text.encode("utf-8"))
+        data = json.loads(ryml.emit_json(tree), object_pairs_hook=_no_duplicates)
+    except Exception:  # any failure of the fast path only means: take the authoritative one
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _decode(file: Path, display: str) -> tuple[str | None, list[Finding]]:
     try:
         raw = file.read_bytes()
     except OSError as exc:
-        return doc, [Finding(display, 1, 1, f"cannot read file: {exc.strerror}")]
+        return None, [Finding(display, 1, 1, f"cannot read file: {exc.strerror}")]
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff"), []
     except UnicodeDecodeError as exc:
         before = raw[: exc.start]
         line = before.count(b"\n") + 1
         col = exc.start - (before.rfind(b"\n") + 1) + 1
-        return doc, [Finding(display, line, col, f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8")]
-    text = text.removeprefix("\ufeff")
+        return None, [Finding(display, line, col, f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8")]
+
+
+def read_document(file: Path, display: str, *, fast: bool = False) -> tuple[Document, list[Finding]]:
+    """Read `file`; `display` is the path used in findings (relative to the project root).
+
+    With fast=True the data may come without positions (Document.exact is False): use it
+    only if it validates, and read again without fast to report findings.
+    """
+    doc = Document(display, None)
+    text, findings = _decode(file, display)
+    if text is None:
+        return doc, findings
+    if fast and (data := read_fast(text)) is not None:
+        doc.data, doc.exact = data, False
+        return doc, []
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
