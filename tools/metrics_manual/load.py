@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import Finding, SourceError
-from .model import Catalog, Metric, Profile
+from .model import AtStep, Band, Catalog, Exact, Median, Metric, Profile
 from .source import Document, Loc, read_document
 
 CATALOG = "ranges/catalog.yaml"
@@ -148,6 +148,7 @@ def _check_profile(profile: Profile, doc: Document, manual_keys: dict[str, Metri
     out: list[Finding] = []
     source_ids = set(profile.sources)
     note_ids = {n.id for n in profile.notes}
+    run_steps = profile.setup.steps
 
     def refs(ids: list[str], loc: Loc) -> None:
         for i, sid in enumerate(ids):
@@ -157,15 +158,15 @@ def _check_profile(profile: Profile, doc: Document, manual_keys: dict[str, Metri
     for key, expectations in profile.expectations.items():
         if key not in manual_keys:
             out.append(doc.finding(("expectations", key), f"unknown metric {key!r}; add it to {CATALOG} first" + did_you_mean(key, manual_keys), key=True))
-        for i, e in enumerate(expectations):
+        for i, e in enumerate(expectations):  # isinstance, not getattr: this loop runs once per range
             loc = ("expectations", key, i)
-            refs(e.sources, (*loc, "sources"))
-            steps = getattr(e, "steps", None)
-            if steps and steps > profile.setup.steps:
-                out.append(doc.finding((*loc, "steps"), f"{steps} steps is more than the {profile.setup.steps} steps of the setup"))
-            at = getattr(e, "at", None)
-            if hasattr(at, "step") and at.step >= profile.setup.steps:
-                out.append(doc.finding((*loc, "at", "step"), f"step {at.step} is past the last step of a {profile.setup.steps}-step run"))
+            if e.sources:
+                refs(e.sources, (*loc, "sources"))
+            steps = e.steps if isinstance(e, (Band, Median)) else None
+            if steps and steps > run_steps:
+                out.append(doc.finding((*loc, "steps"), f"{steps} steps is more than the {run_steps} steps of the setup"))
+            if isinstance(e, Exact) and isinstance(e.at, AtStep) and e.at.step >= run_steps:
+                out.append(doc.finding((*loc, "at", "step"), f"step {e.at.step} is past the last step of a {run_steps}-step run"))
     for sid in profile.section_notes:
         if sid not in sections:
             out.append(doc.finding(("section_notes", sid), f"unknown section {sid!r}" + did_you_mean(sid, sections), key=True))

@@ -153,20 +153,48 @@ class _Builder:
         return None
 
 
-# Whole plain scalars that YAML 1.1 (PyYAML) and YAML 1.2 (rapidyaml's JSON) read differently,
-# and the constructs we refuse; a file holding any of them takes the authoritative path.
-_START = r"(?:^|[:\[{,]|-\s)[ \t]*"
-_END = r"[ \t]*(?=$|[,\]}#:])"
-_RISKY = re.compile(
-    rf"{_START}[!&*]"  # tags, anchors, aliases
-    r"|<<|^%|^---|^\.\.\.|[\x85\u2028\u2029]|\r(?!\n)"  # merge keys, directives, documents, odd line breaks
-    "|[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"  # what PyYAML refuses to read
-    rf"|{_START}(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|Null|NULL|~){_END}"
-    rf"|{_START}[-+]?(?:0[0-7_]+|0[xob][0-9a-fA-F_]*|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9]+_[0-9_]*"
-    r"|[0-9_]*\.?[0-9_]*[eE][-+]?[0-9]+|\.[0-9]|\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9]+\.)" + _END +
-    rf"|{_START}[0-9]{{4}}-[0-9][0-9]?-[0-9][0-9]?",
-    re.M,
+# The fast path reads YAML 1.2 (rapidyaml), the authoritative one YAML 1.1 (PyYAML). It steps
+# aside for any text the two could read differently, and for every construct we refuse.
+# Each scan starts with a literal or a character class, so it runs at C speed.
+_ODD_CHARACTERS = re.compile(  # what PyYAML will not read, and line breaks other than \n and \r\n
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]|\r(?!\n)"
 )
+_ODD_ASCII = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+_MARKERS = ("<<", "\n%", "\n---", "\n...")  # merge keys, directives, document markers
+# A tag, an anchor or an alias, or a plain date (YAML 1.1 reads a timestamp), where it starts a node.
+_NODE_START = re.compile(r"[!&*]|(?<=[0-9]{4})-[0-9][0-9]?-[0-9]")
+# Strings in rapidyaml's JSON that YAML 1.1 reads as booleans, nulls or numbers, and numbers
+# with an exponent (YAML 1.1 wants a dot and a sign in them).
+_RISKY_JSON = re.compile(
+    r'"(?=[yYnNoOtTfF~0-9+.-])(?:[yYnN~]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|Null|NULL'
+    r"|[-+]?(?:0[0-7_]+|0[xob][0-9a-fA-F_]*|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9]+_[0-9_]*"
+    r"|[0-9_]*\.?[0-9_]*[eE][-+]?[0-9]+|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|\.(?:inf|Inf|INF|nan|NaN|NAN)"
+    r'|[0-9]+\.[0-9_]*(?:[eE][-+][0-9]+)?))"'
+)
+_EXPONENT = re.compile(r"[0-9][eE][-+]?[0-9]")
+
+
+def _risky_text(text: str) -> bool:
+    odd = _ODD_ASCII if text.isascii() else _ODD_CHARACTERS
+    return (text.startswith(("%", "---", "...")) or any(m in text for m in _MARKERS) or odd.search(text) is not None
+            or any(_starts_a_node(text, m.start() - (4 if m.group()[0] == "-" else 0)) for m in _NODE_START.finditer(text)))
+
+
+def _risky_json(emitted: str) -> bool:
+    if _RISKY_JSON.search(emitted):
+        return True
+    # An exponent outside a string: a number YAML 1.1 may read as a string. Outside means an
+    # even count of quotes before it on its line; a line with escapes is taken as risky.
+    for m in _EXPONENT.finditer(emitted):
+        before = emitted[emitted.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if "\\" in before or before.count('"') % 2 == 0:
+            return True
+    return False
+
+
+def _starts_a_node(text: str, at: int) -> bool:
+    before = text[:at].rstrip(" \t")
+    return not before or before[-1] in ":[{,-\n"
 
 
 @contextlib.contextmanager
@@ -195,12 +223,15 @@ def read_fast(text: str) -> Any | None:
     parses in C++ and emits JSON. Where the two YAML dialects could differ, or on any
     error at all, this returns None and the caller takes the path that reports positions.
     """
-    if ryml is None or _RISKY.search(text):
+    if ryml is None or _risky_text(text):
         return None
     try:
         with _stderr_silenced():  # rapidyaml prints its parse errors before it raises them
             tree = ryml.parse_in_arena(text.encode("utf-8"))
-        data = json.loads(ryml.emit_json(tree), object_pairs_hook=_no_duplicates)
+        emitted = ryml.emit_json(tree)
+        if _risky_json(emitted):
+            return None
+        data = json.loads(emitted, object_pairs_hook=_no_duplicates)
     except Exception:  # any failure of the fast path only means: take the authoritative one
         return None
     return data if isinstance(data, dict) else None
