@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from metrics_manual.export import plain_describer
+from metrics_manual.render import describe_all, plain
 from metrics_manual.load import load_manual
 from test_site import mkdocs_build
 
@@ -72,7 +72,6 @@ def page(browser, site):
 def test_metrics_page_shows_every_metric_with_its_range(page, site) -> None:
     root, base = site
     manual = load_manual(root)
-    describe = plain_describer(root)
     page.goto(f"{base}/reference/metrics/")
     profile = manual.profiles[0]
     for key, metric in manual.metrics.items():
@@ -81,7 +80,7 @@ def test_metrics_page_shows_every_metric_with_its_range(page, site) -> None:
         cells = row.locator("td").all_inner_texts()
         assert cells[0].startswith(metric.label if metric.members else key)
         assert cells[1] == metric.meaning
-        expected = "; ".join(describe(e, metric.unit) for e in profile.expectations.get(key, [])) or "no range"
+        expected = describe_all(profile.expectations.get(key, []), metric.unit, plain)
         assert cells[3] == expected, key
         assert row.is_visible()
 

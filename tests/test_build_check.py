@@ -105,13 +105,14 @@ def test_drift_template_changed(tiny: Path) -> None:
 
 def test_drift_template_drops_a_value(tiny: Path) -> None:
     """A template bug that loses a number fails even when the committed page matches it."""
-    edit(tiny / "templates/macros.md.j2", "{{ e.value|num }}{{ unit_suffix(unit) }} median", "{{ unit_suffix(unit) }} median")
+    edit(tiny / "templates/pages/reference/metrics.md.j2", "p.expectations.get(metric.key, [])|describe",
+         "p.expectations.get(metric.key, [])[:1]|describe")
     build(tiny)
     result = check(tiny)
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == (
-        "docs/reference/metrics.md:16:1: error: reference page disagrees with ranges/: "
-        "rollout/response_lengths on tiny shows the numbers [10.0], the source has [10.0, 400.0]")
+        "docs/reference/metrics.md:22:1: error: reference page disagrees with ranges/: "
+        "train/grad_norm on tiny shows the numbers [0.25, 4.5], the source has [0.25, 1.0, 2.0, 3.0, 4.5]")
 
 
 def test_drift_export_deleted(tiny: Path) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import REPO, TINY_PROFILE, require_tool, run_cli, write_project
 from metrics_manual.api import load_profile
 from metrics_manual.build import generate
-from metrics_manual.export import (export_document, gauge_name, judge, plain_describer, read_csv, to_csv, to_json,
+from metrics_manual.export import (export_document, gauge_name, judge, read_csv, to_csv, to_json,
                                    to_prometheus, to_yaml)
 from metrics_manual.load import load_manual
 from metrics_manual.model import AtStep, Band, Exact, Profile, ProfileExport
@@ -189,7 +189,7 @@ def test_annotation_text_from_the_source_is_not_a_go_template(tiny: Path) -> Non
     manual = load_manual(write_project(tiny.parent / "g", profiles={"tiny": TINY_PROFILE.replace(
         "{kind: band, min: 0.25, max: 4.5}", "{kind: band, min: 0.25, max: 4.5, condition: 'with {{ $x }}'}")}))
     doc = export_document(manual, manual.profile("tiny"), None)
-    rules = yaml.safe_load(to_prometheus(doc, plain_describer(tiny)))["groups"][0]["rules"]
+    rules = yaml.safe_load(to_prometheus(doc))["groups"][0]["rules"]
     grad = next(r for r in rules if r["labels"]["metric"] == "train/grad_norm")
     assert grad["annotations"]["expected"] == '0.25 to 4.5, with {{ "{{" }} $x }}' 
 

@@ -22,5 +22,5 @@ def site_url(root: Path) -> str | None:
 def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str, str]]:
     """Everything `build` writes, path relative to root -> text. Raises SourceError."""
     manual = manual or load_manual(root)
-    files = {**render_pages(manual, root), **render_exports(manual, root, site_url(root)), **source_schemas()}
+    files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas()}
     return manual, files

@@ -12,7 +12,7 @@ import click
 from . import check as check_mod
 from .build import generate, site_url
 from .errors import Finding, ManualError, SourceError, UsageError, format_findings
-from .export import FORMATS, export_document, export_text, plain_describer
+from .export import FORMATS, export_document, export_text
 from .files import write_files
 from .load import did_you_mean, load_manual
 
@@ -126,7 +126,7 @@ def export(root: str | None, profile_id: str, fmt: str, output: str | None) -> N
         if profile_id not in ids:
             raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
         doc = export_document(manual, manual.profile(profile_id), site_url(project))
-        text = export_text(doc, fmt, plain_describer(project))
+        text = export_text(doc, fmt)
     except ManualError as err:
         fail(err)
     if output is None:

@@ -5,8 +5,7 @@ import csv
 import io
 import json
 import re
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -25,7 +24,7 @@ from .model import (
     ProfileExport,
     Window,
 )
-from .render import environment
+from .render import describe, plain
 
 EXPORT_DIR = "docs/export"
 FORMATS = ("json", "yaml", "csv", "prometheus")
@@ -227,7 +226,7 @@ def _go_literal(text: str) -> str:
     return text.replace("{{", '{{ "{{" }}')
 
 
-def to_prometheus(doc: ProfileExport, describe: Callable[[Expectation, str | None], str]) -> str:
+def to_prometheus(doc: ProfileExport) -> str:
     rules: list[dict[str, Any]] = []
     left_out: list[str] = []
     names: dict[str, int] = {}
@@ -237,7 +236,7 @@ def to_prometheus(doc: ProfileExport, describe: Callable[[Expectation, str | Non
         else:
             keys = [m.key]
         for e in m.expectations:
-            text = describe(e, m.unit)
+            text = describe(e, m.unit, plain)
             why = judge(e)
             if why:
                 left_out.append(f"{m.key}: {text} ({why})")
@@ -280,31 +279,23 @@ def to_prometheus(doc: ProfileExport, describe: Callable[[Expectation, str | Non
     return "\n".join(head) + "\n" + body
 
 
-def plain_describer(root: Path) -> Callable[[Expectation, str | None], str]:
-    """The phrasing of the pages' `expectation` macro, as plain text."""
-    env = environment(root / "templates", plain_text=True)
-    macro = env.get_template("macros.md.j2").module.expectation  # type: ignore[attr-defined]
-    return lambda e, unit: str(macro(e, unit)).strip()
-
-
-def render_exports(manual: Manual, root: Path, site_url: str | None) -> dict[str, str]:
-    describe = plain_describer(root)
+def render_exports(manual: Manual, site_url: str | None) -> dict[str, str]:
     out: dict[str, str] = {f"{EXPORT_DIR}/profile.schema.json": schema_text(ProfileExport, "Exported profile")}
     for p in manual.profiles:
         doc = export_document(manual, p, site_url)
         for fmt in FORMATS:
-            out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt, describe)
+            out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt)
     return out
 
 
-def export_text(doc: ProfileExport, fmt: str, describe: Callable[[Expectation, str | None], str]) -> str:
+def export_text(doc: ProfileExport, fmt: str) -> str:
     if fmt == "json":
         return to_json(doc)
     if fmt == "yaml":
         return to_yaml(doc)
     if fmt == "csv":
         return to_csv(doc)
-    return to_prometheus(doc, describe)
+    return to_prometheus(doc)
 
 
 def schema_text(model: type, title: str) -> str:

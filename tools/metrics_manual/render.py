@@ -8,12 +8,13 @@ from __future__ import annotations
 import decimal
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
 from .errors import Finding, SourceError
 from .load import Manual
+from .model import AtStep, Band, Exact, Expectation, Median
 
 PAGES = "pages"
 # Characters that Markdown, tables or HTML would read as syntax: shown as entities, so
@@ -56,8 +57,44 @@ def plain(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def environment(templates: Path, *, plain_text: bool = False) -> jinja2.Environment:
-    """The Jinja environment; with plain_text, filters leave text as it is (for exports)."""
+def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = inert) -> str:
+    """One expectation in words, as pages, exports and alerts show it.
+
+    `text` renders words from the source: `inert` for Markdown, `plain` for plain text.
+    Python, not a Jinja macro: it runs once per range on every page and export, and a
+    macro call costs ten times as much.
+    """
+    u = f" {text(unit)}" if unit else ""
+    if isinstance(e, Band):
+        if e.min is not None and e.max is not None:
+            out = f"{num(e.min)} to {num(e.max)}{u}"
+        else:
+            out = f"at least {num(e.min)}{u}" if e.min is not None else f"at most {num(e.max)}{u}"  # type: ignore[arg-type]
+        if e.window:
+            out += f" in the first {num(e.window.first)}" + (f" of {num(e.steps)}" if e.steps else "") + " steps"
+        elif e.steps:
+            out += f" per step over {num(e.steps)} steps"
+    elif isinstance(e, Median):
+        out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
+    elif isinstance(e, Exact):
+        at = e.at
+        where = f"at step {num(at.step)}" if isinstance(at, AtStep) else ("at every step" if at == "every_step" else "in every run")
+        out = f"{num(e.value)}{u} {where}"
+    else:
+        out = "logged in every step"
+    if e.condition:
+        out += f", {text(e.condition)}"
+    if e.sources:
+        out += f" (source: {', '.join(e.sources)})"
+    return out
+
+
+def describe_all(expectations: list[Expectation], unit: str | None, text: Callable[[Any], str] = inert) -> str:
+    """A metric's expectations on one profile, or 'no range'."""
+    return "; ".join(describe(e, unit, text) for e in expectations) or "no range"
+
+
+def environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
         undefined=jinja2.StrictUndefined,
@@ -69,9 +106,7 @@ def environment(templates: Path, *, plain_text: bool = False) -> jinja2.Environm
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(md=inert, num=num, words=words, code=code)
-    if plain_text:
-        env.filters.update(md=plain, code=plain)
+    env.filters.update(md=inert, num=num, words=words, code=code, describe=describe_all)
     return env
 
 
