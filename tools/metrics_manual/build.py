@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from .export import render_exports, source_schemas
-from .load import Manual, load_manual
+from .load import Manual, gc_paused, load_manual
 from .render import render_pages
 
 
@@ -21,6 +21,7 @@ def site_url(root: Path) -> str | None:
 
 def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str, str]]:
     """Everything `build` writes, path relative to root -> text. Raises SourceError."""
-    manual = manual or load_manual(root)
-    files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas()}
+    with gc_paused():
+        manual = manual or load_manual(root)
+        files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas()}
     return manual, files

@@ -15,7 +15,7 @@ from .build import generate
 from .errors import Finding
 from .export import EXPORT_DIR, read_csv
 from .files import MANIFEST, digest, manifest_text, read_manifest, read_text
-from .load import Manual, did_you_mean
+from .load import Manual, did_you_mean, gc_paused
 from .model import AtStep, Band, Exact, Expectation, Median, ProfileExport
 
 REFERENCE = "docs/reference/metrics.md"
@@ -172,6 +172,11 @@ def export_findings(manual: Manual, files: dict[str, str]) -> list[Finding]:
 
 def check(root: Path) -> list[Drift]:
     """Every way the files under root disagree with ranges/ (raises SourceError on bad input)."""
+    with gc_paused():
+        return _check(root)
+
+
+def _check(root: Path) -> list[Drift]:
     manual, files = generate(root)
     drifts = compare_files(root, files)
     pages = {p.relative_to(root).as_posix(): read_text(p) or "" for p in sorted((root / "docs").rglob("*.md"))}
