@@ -72,14 +72,16 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
     return took, int(proc.stdout.strip().splitlines()[-1]) // 1024
 
 
-def load_in_process(root: Path) -> tuple[float, float]:
-    """Seconds and peak traced MiB of load_manual alone (no interpreter start-up)."""
-    code = ("import time, tracemalloc, sys; from pathlib import Path; from metrics_manual.load import load_manual; "
-            "tracemalloc.start(); t = time.perf_counter(); m = load_manual(Path(sys.argv[1])); "
-            "d = time.perf_counter() - t; print(d, tracemalloc.get_traced_memory()[1] / 2**20)")
-    out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=ENV, check=True)
-    secs, mib = out.stdout.split()
-    return float(secs), float(mib)
+def in_process(root: Path, what: str, runs: int) -> float:
+    """Median seconds of load_manual or generate alone, without interpreter start-up."""
+    code = ("import statistics, sys, time; from pathlib import Path; from metrics_manual.build import generate; "
+            "from metrics_manual.load import load_manual; f = {'load': load_manual, 'generate': generate}[sys.argv[2]]; "
+            "r = Path(sys.argv[1]); ts = []\n"
+            "for _ in range(int(sys.argv[3])):\n t = time.perf_counter(); f(r); ts.append(time.perf_counter() - t)\n"
+            "print(statistics.median(ts))")
+    out = subprocess.run([sys.executable, "-c", code, str(root), what, str(runs)], capture_output=True, text=True, env=ENV,
+                         check=True)
+    return float(out.stdout)
 
 
 def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
@@ -88,18 +90,20 @@ def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
 
 def report(name: str, root: Path, runs: int) -> None:
     mm = [sys.executable, "-m", "metrics_manual"]
-    secs, traced = load_in_process(root)
+    load = in_process(root, "load", runs)
     wall, rss = timed([*mm, "validate"], root)
-    print(f"[{name}] load+validate: {secs:.3f} s in process (peak traced {traced:.0f} MiB); "
-          f"`metrics-manual validate` {wall:.2f} s wall, peak RSS {rss} MiB")
+    print(f"[{name}] load+validate: {load:.2f} s in process; `metrics-manual validate` {wall:.2f} s wall, peak RSS {rss} MiB")
     timed([*mm, "build"], root)  # the tree now holds every generated file: later builds write nothing
+    gen = in_process(root, "generate", runs)
     build = median_of(runs, [*mm, "build"], root)
     check = median_of(runs, [*mm, "check"], root)
     site = Path(tempfile.mkdtemp())
     mkdocs = median_of(runs, [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], root)
     shutil.rmtree(site)
-    print(f"[{name}] median of {runs}: metrics-manual build {build:.2f} s, check {check:.2f} s, mkdocs build {mkdocs:.2f} s; "
-          f"build/mkdocs = {build / mkdocs:.2f}, check/mkdocs = {check / mkdocs:.2f}")
+    print(f"[{name}] median of {runs}: `metrics-manual build` {build:.2f} s (generator in process {gen:.2f} s), "
+          f"`metrics-manual check` {check:.2f} s, `mkdocs build` {mkdocs:.2f} s (it runs the generator too)")
+    print(f"[{name}] ratios to mkdocs build: build {build / mkdocs:.2f}, generator in process {gen / mkdocs:.2f}, "
+          f"check {check / mkdocs:.2f}")
 
 
 def main() -> None:

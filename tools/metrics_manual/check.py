@@ -16,6 +16,7 @@ from .errors import Finding
 from .export import EXPORT_DIR, read_csv
 from .files import MANIFEST, digest, manifest_text, read_manifest, read_text
 from .load import Manual, did_you_mean, gc_paused
+from .source import read_fast
 from .model import AtStep, Band, Exact, Expectation, Median, ProfileExport
 
 REFERENCE = "docs/reference/metrics.md"
@@ -151,7 +152,9 @@ def reference_findings(manual: Manual, page: str) -> list[Finding]:
 
 
 def _load_yaml(text: str) -> object:
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+    # The fast reader gives what PyYAML would, or None where it cannot be sure.
+    data = read_fast(text)
+    return data if data is not None else yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
 
 
 def export_findings(manual: Manual, files: dict[str, str]) -> list[Finding]:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import gc
 import math
-import functools
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,9 +42,6 @@ class Manual:
         keys.update(self.catalog.step_keys.values())
         keys.update(f"{ns}/*" for ns in self.catalog.step_keys)  # a whole namespace, as in `train/*`
         return keys
-
-    def section_of(self, key: str) -> str:
-        return next(s.id for s in self.catalog.sections if any(m.key == key for m in s.metrics))
 
     def profile(self, profile_id: str) -> Profile:
         for p in self.profiles:

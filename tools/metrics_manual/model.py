@@ -235,8 +235,6 @@ class Profile(ProfileInfo):
     expectations: dict[MetricKey, list[Expectation]] = Field(default_factory=dict)
 
 
-SCHEMA_COMMENT = "# yaml-language-server: $schema={}"
-
 
 # --- an exported profile -------------------------------------------------------------
 
