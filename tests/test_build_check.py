@@ -209,3 +209,18 @@ def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None
         raise AssertionError("the write should have failed")
     assert snapshot(tiny) == before
     assert not list(tiny.rglob('*.tmp'))
+
+
+def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
+    # A folder where build must write a file: staging works, replacing that one fails.
+    (tiny / "docs/export/tiny.csv").unlink()
+    (tiny / "docs/export/tiny.csv").mkdir()
+    before = snapshot(tiny)
+    result = run_cli("build", "--root", str(tiny))
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: cannot write ")
+    assert "Traceback" not in result.stderr
+    assert snapshot(tiny) == before
+    assert not list(tiny.rglob("*.tmp"))

@@ -5,13 +5,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 
 from . import check as check_mod
 from .build import generate, site_url
-from .errors import Finding, ManualError, SourceError, UsageError, format_findings
+from .errors import ManualError, SourceError, UsageError, format_findings
 from .export import FORMATS, export_document, export_text
 from .files import write_files
 from .load import did_you_mean, load_manual
@@ -37,7 +37,7 @@ def format_option(*choices: str) -> Callable[..., Any]:
                         help="How findings are printed.")
 
 
-def fail(err: ManualError, fmt: str = "text") -> None:
+def fail(err: ManualError, fmt: str = "text") -> NoReturn:
     if isinstance(err, SourceError):
         click.echo(format_findings(err.findings, fmt), err=fmt == "text")
         if fmt == "text":
@@ -78,7 +78,10 @@ def build(root: str | None, fmt: str) -> None:
         _, files = generate(project)
     except ManualError as err:
         fail(err, fmt)
-    report = write_files(project, files)
+    try:
+        report = write_files(project, files)
+    except OSError as exc:  # every file is staged before any is replaced: the old ones stand
+        fail(UsageError(f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"))
     for rel in report.hand_edited:
         click.echo(f"overwrote hand edits in {rel}", err=True)
     for rel in report.written:

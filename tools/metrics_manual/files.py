@@ -50,6 +50,7 @@ def write_files(root: Path, files: dict[str, str]) -> WriteReport:
     everything = {**files, MANIFEST: manifest_text(files)}
     report = WriteReport()
     changed: dict[str, str] = {}
+    originals: dict[str, str | None] = {}
     for rel, text in everything.items():
         current = read_text(root / rel)
         if current == text:
@@ -57,7 +58,7 @@ def write_files(root: Path, files: dict[str, str]) -> WriteReport:
             continue
         if current is not None and rel in previous and digest(current) != previous[rel]:
             report.hand_edited.append(rel)
-        changed[rel] = text
+        changed[rel], originals[rel] = text, current
     # Stage every file first, then move them in: a failure leaves the old files as they were.
     staged: list[tuple[str, Path]] = []
     try:
@@ -72,9 +73,23 @@ def write_files(root: Path, files: dict[str, str]) -> WriteReport:
         for _, tmp in staged:
             tmp.unlink(missing_ok=True)
         raise
-    for rel, tmp in staged:
-        os.replace(tmp, root / rel)
-        report.written.append(rel)
+    done: list[str] = []
+    try:
+        for rel, tmp in staged:
+            os.replace(tmp, root / rel)
+            done.append(rel)
+    except OSError:
+        # Put back what was already replaced, so a failed build leaves every file as it was.
+        for rel in done:
+            old = originals[rel]
+            if old is None:
+                (root / rel).unlink(missing_ok=True)
+            else:
+                (root / rel).write_bytes(old.encode("utf-8"))
+        for _, tmp in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    report.written.extend(done)
     for rel in sorted(set(previous) - set(files)):
         if (root / rel).exists():
             (root / rel).unlink()
