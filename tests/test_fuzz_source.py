@@ -81,9 +81,10 @@ def test_random_edits_load_or_give_findings(edit: tuple[str, bytes]) -> None:
 
 
 @pytest.mark.parametrize("value", ["yes", "No", "on", "OFF", "True", "~", "Null", "0x1F", "017", "1_000", "1:30",
-                                   "1e5", "1.0e+3", ".inf", "-.nan", "2026-01-01", "!tag x", "&a x", "*a"])
+                                   "1e5", "1.0e+3", ".inf", "-.nan", "2026-01-01", "!tag x", "&a x", "*a", "@x", "`x`", "%x"])
 def test_fast_reader_steps_aside_where_yaml_dialects_differ(value: str) -> None:
-    for text in (f"title: {value}\n", f"a: [{value}]\n", f"a: {{b: {value}}}\n", f"- {value}\n", f"{value}: 1\n"):
+    for text in (f"title: {value}\n", f"a: [{value}]\n", f"a: {{b: {value}}}\n", f"- {value}\n", f"{value}: 1\n",
+                 f"a:\n  {value}\n", f"? {value}\n: 1\n"):
         assert read_fast(text) is None, text
 
 

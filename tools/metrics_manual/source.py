@@ -160,9 +160,12 @@ _ODD_CHARACTERS = re.compile(  # what PyYAML will not read, and line breaks othe
     "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]|\r(?!\n)"
 )
 _ODD_ASCII = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
-_MARKERS = ("<<", "\n%", "\n---", "\n...")  # merge keys, directives, document markers
-# A tag, an anchor or an alias, or a plain date (YAML 1.1 reads a timestamp), where it starts a node.
-_NODE_START = re.compile(r"[!&*]|(?<=[0-9]{4})-[0-9][0-9]?-[0-9]")
+# Merge keys, directives, document markers, and tabs (PyYAML refuses them where rapidyaml
+# may take them for indentation).
+_MARKERS = ("<<", "\n%", "\n---", "\n...", "\t")
+# Where it starts a node: a tag, an anchor or an alias, a reserved indicator that PyYAML refuses
+# and rapidyaml reads as text, or a plain date (YAML 1.1 reads a timestamp).
+_NODE_START = re.compile(r"[!&*@`%]|(?<=[0-9]{4})-[0-9][0-9]?-[0-9]")
 # Strings in rapidyaml's JSON that YAML 1.1 reads as booleans, nulls or numbers, and numbers
 # with an exponent (YAML 1.1 wants a dot and a sign in them).
 _RISKY_JSON = re.compile(
@@ -193,8 +196,8 @@ def _risky_json(emitted: str) -> bool:
 
 
 def _starts_a_node(text: str, at: int) -> bool:
-    before = text[:at].rstrip(" \t")
-    return not before or before[-1] in ":[{,-\n"
+    before = text[text.rfind("\n", 0, at) + 1 : at].rstrip(" \t")  # this line only: O(line), not O(file)
+    return not before or before[-1] in ":[{,-?"
 
 
 @contextlib.contextmanager
