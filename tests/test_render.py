@@ -185,3 +185,17 @@ def test_template_runtime_error_names_template(tiny: Path) -> None:
     assert finding.path == "templates/pages/profiles/index.md.j2"
     assert finding.line == 13
     assert "no_such_field" in finding.message
+
+
+def test_missing_or_broken_templates_are_findings(tiny: Path) -> None:
+    page = tiny / "templates/pages/profiles/index.md.j2"
+    page.write_bytes(b"# Profiles \xff\n")
+    with pytest.raises(SourceError) as exc:
+        generate(tiny)
+    assert [str(f) for f in exc.value.findings] == [
+        "templates/pages/profiles/index.md.j2:1:12: error: template is not UTF-8; save it as UTF-8"]
+    shutil.rmtree(tiny / "templates/pages")
+    with pytest.raises(SourceError) as exc:
+        generate(tiny)
+    assert [str(f) for f in exc.value.findings] == [
+        "templates/pages:1:1: error: folder is missing: the page templates live there"]

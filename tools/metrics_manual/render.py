@@ -15,6 +15,7 @@ import jinja2
 from .errors import Finding, SourceError
 from .load import Manual
 from .model import AtStep, Band, Exact, Expectation, Median
+from .source import byte_position
 
 PAGES = "pages"
 # Characters that Markdown, tables or HTML would read as syntax: shown as entities, so
@@ -126,12 +127,27 @@ def template_error(exc: Exception, root: Path) -> SourceError:
     return SourceError([Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}")])
 
 
+def _undecodable(templates: Path, root: Path) -> list[Finding]:
+    """Which template files are not UTF-8 (Jinja's error does not say)."""
+    out = []
+    for file in sorted(p for p in templates.rglob("*") if p.is_file()):
+        raw = file.read_bytes()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line, col = byte_position(raw, exc.start)
+            out.append(Finding(file.relative_to(root).as_posix(), line, col, "template is not UTF-8; save it as UTF-8"))
+    return out
+
+
 def render_pages(manual: Manual, root: Path) -> dict[str, str]:
     """Every generated page: path relative to root -> Markdown."""
     templates = root / "templates"
     env = environment(templates)
     context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles}
     out: dict[str, str] = {}
+    if not (templates / PAGES).is_dir():
+        raise SourceError([Finding(f"templates/{PAGES}", 1, 1, "folder is missing: the page templates live there")])
     try:
         for file in sorted((templates / PAGES).rglob("*.md.j2")):
             rel = file.relative_to(templates).as_posix()
@@ -144,4 +160,6 @@ def render_pages(manual: Manual, root: Path) -> dict[str, str]:
                 out[target] = template.render(context)
     except jinja2.TemplateError as exc:
         raise template_error(exc, root) from None
+    except UnicodeDecodeError:
+        raise SourceError(_undecodable(templates, root)) from None
     return out

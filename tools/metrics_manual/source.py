@@ -240,6 +240,11 @@ def read_fast(text: str) -> Any | None:
     return data if isinstance(data, dict) else None
 
 
+def byte_position(raw: bytes, at: int) -> tuple[int, int]:
+    """1-based line and column of byte `at`."""
+    return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
+
+
 def _decode(file: Path, display: str) -> tuple[str | None, list[Finding]]:
     try:
         raw = file.read_bytes()
@@ -248,9 +253,7 @@ def _decode(file: Path, display: str) -> tuple[str | None, list[Finding]]:
     try:
         return raw.decode("utf-8").removeprefix("\ufeff"), []
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        line, col = byte_position(raw, exc.start)
         return None, [Finding(display, line, col, f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8")]
 
 
