@@ -99,7 +99,7 @@ def check(root: str | None, fmt: str) -> None:
     try:
         drifts = check_mod.check(_root(root))
     except ManualError as err:
-        fail(err, "text" if fmt == "github" and not isinstance(err, SourceError) else fmt)
+        fail(err, fmt)
     if fmt == "json":
         click.echo(check_mod.drift_json(drifts))
     elif fmt == "github":

@@ -47,7 +47,6 @@ class Document:
     data: Any
     values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
-    exact: bool = True  # False when read by the fast path, which keeps no positions
 
     def where(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
         """Position of the deepest part of `loc` that exists in the data.
@@ -260,15 +259,15 @@ def _decode(file: Path, display: str) -> tuple[str | None, list[Finding]]:
 def read_document(file: Path, display: str, *, fast: bool = False) -> tuple[Document, list[Finding]]:
     """Read `file`; `display` is the path used in findings (relative to the project root).
 
-    With fast=True the data may come without positions (Document.exact is False): use it
-    only if it validates, and read again without fast to report findings.
+    With fast=True the data may come without positions: use it only if it validates, and
+    read again without fast to report findings.
     """
     doc = Document(display, None)
     text, findings = _decode(file, display)
     if text is None:
         return doc, findings
     if fast and (data := read_fast(text)) is not None:
-        doc.data, doc.exact = data, False
+        doc.data = data
         return doc, []
     try:
         node = yaml.compose(text, Loader=_Loader)
