@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, TypeAdapter
 
 from .load import Manual
 from .model import (
@@ -20,10 +21,9 @@ from .model import (
     Expectation,
     Median,
     MetricExport,
-    Presence,
     Profile,
     ProfileExport,
-    Window,
+    ProfileInfo,
 )
 from .render import describe, plain
 
@@ -62,8 +62,8 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                     expectations=profile.expectations.get(m.key, []),
                 )
             )
-    info = {k: getattr(profile, k) for k in ProfileExport.model_fields["profile"].annotation.model_fields}
-    return ProfileExport(schema_version=SCHEMA_VERSION, profile=info, metrics=metrics)
+    info = ProfileInfo.model_construct(**{k: getattr(profile, k) for k in ProfileInfo.model_fields})
+    return ProfileExport.model_construct(schema_version=SCHEMA_VERSION, profile=info, metrics=metrics)
 
 
 def metric_url(site_url: str | None, anchor: str) -> str | None:
@@ -180,26 +180,23 @@ def _number(text: str) -> int | float | None:
     return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
 
 
+_EXPECTATION: TypeAdapter[Expectation] = TypeAdapter(Expectation)
+
+
 def read_csv(text: str) -> dict[str, list[Expectation]]:
     """Expectations by metric key from an exported CSV (metrics of kind 'none' map to [])."""
     out: dict[str, list[Expectation]] = {}
     for row in csv.DictReader(io.StringIO(text, newline="")):
         exps = out.setdefault(row["key"], [])
-        kind = row["kind"]
-        common = {"condition": row["condition"] or None, "sources": row["sources"].split()}
-        if kind == "band":
-            window = Window(first=int(row["window_first"])) if row["window_first"] else None
-            exps.append(Band(kind="band", min=_number(row["min"]), max=_number(row["max"]),
-                             steps=_number(row["steps"]), window=window, **common))
-        elif kind == "median":
-            exps.append(Median(kind="median", value=_number(row["value"]), steps=int(row["steps"]), **common))
-        elif kind == "exact":
-            at = AtStep(step=int(row["at_step"])) if row["at"] == "step" else row["at"]
-            exps.append(Exact(kind="exact", value=_number(row["value"]), at=at, **common))
-        elif kind == "presence":
-            exps.append(Presence(kind="presence", at=row["at"], **common))
-        elif kind != "none":
-            raise ValueError(f"unknown kind {kind!r} in CSV row for {row['key']}")
+        if row["kind"] == "none":
+            continue
+        e: dict[str, Any] = {"kind": row["kind"], "condition": row["condition"] or None, "sources": row["sources"].split()}
+        e.update({f: _number(row[f]) for f in ("min", "max", "value", "steps") if row[f]})
+        if row["window_first"]:
+            e["window"] = {"first": int(row["window_first"])}
+        if row["at"]:
+            e["at"] = {"step": int(row["at_step"])} if row["at"] == "step" else row["at"]
+        exps.append(_EXPECTATION.validate_python(e))
     return out
 
 
@@ -308,7 +305,7 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
     return to_prometheus(doc)
 
 
-def schema_text(model: type, title: str) -> str:
+def schema_text(model: type[BaseModel], title: str) -> str:
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
               **model.model_json_schema(mode="validation"), "title": title}
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

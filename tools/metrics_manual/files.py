@@ -65,10 +65,10 @@ def write_files(root: Path, files: dict[str, str]) -> WriteReport:
         for rel, text in changed.items():
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
-            staged.append((rel, Path(tmp)))
+            staged.append((rel, Path(name)))
     except BaseException:
         for _, tmp in staged:
             tmp.unlink(missing_ok=True)

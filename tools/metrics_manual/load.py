@@ -59,7 +59,7 @@ _KINDS = ("band", "median", "exact", "presence")
 _NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
 
 
-def _message(err: dict[str, Any], allowed: list[str]) -> str:
+def _message(err: Any, allowed: list[str]) -> str:
     kind, value = err["type"], err.get("input")
     # Drop the parts a validator adds to the location: union tags and int/float branches.
     loc = [p for p in err["loc"] if p not in _KINDS and p not in ("int", "float")]

@@ -238,7 +238,7 @@ class Profile(ProfileInfo):
 
 # --- an exported profile -------------------------------------------------------------
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 
 
 class MetricExport(Strict):

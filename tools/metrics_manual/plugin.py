@@ -26,7 +26,7 @@ from .render import environment, template_error
 log = get_plugin_logger(__name__)
 
 
-class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg]
+class MetricsManualPlugin(BasePlugin):
     def __init__(self) -> None:
         self.manual: Manual | None = None
         self.root = Path(".")

@@ -22,7 +22,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from .errors import Finding
 
 try:  # rapidyaml reads large valid sources fast; without it every file takes the PyYAML path
-    import ryml  # type: ignore[import-untyped]
+    import ryml
 except ImportError:  # pragma: no cover
     ryml = None
 
