@@ -88,9 +88,13 @@ def test_a_second_profile_appears_without_template_or_config_change(repo_copy: P
 def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path: Path) -> None:
     profile = repo_copy / "ranges/profiles/lab-gb10.yaml"
     profile.write_text(profile.read_text("utf-8").replace("prompts_per_step: 32", "prompts_per_step: 64"), "utf-8")
+    catalog = repo_copy / "ranges/catalog.yaml"
+    catalog.write_text(catalog.read_text("utf-8").replace("url: https://github.com/radixark/miles",
+                                                          "url: https://example.org/miles-fork"), "utf-8")
     assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
     home = (tmp_path / "site/index.html").read_text("utf-8")
     assert "64 prompts with 8 answers each" in home and "32 prompts" not in home
+    assert 'href="https://example.org/miles-fork"' in home
     exports = (tmp_path / "site/exports/index.html").read_text("utf-8")
     assert "<code>window_first</code>" in exports
 

@@ -30,9 +30,11 @@ class MetricsManualPlugin(BasePlugin):
     def __init__(self) -> None:
         self.manual: Manual | None = None
         self.root = Path(".")
+        self.env: jinja2.Environment | None = None
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
+        self.env = environment(self.root / "templates")
         return config
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
@@ -48,15 +50,14 @@ class MetricsManualPlugin(BasePlugin):
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Pages with `facts: true` in their front matter are Jinja templates over the model."""
-        if not page.meta.get("facts") or self.manual is None:
+        if not page.meta.get("facts") or self.manual is None or self.env is None:
             return markdown
-        env = environment(self.root / "templates")
         context: dict[str, Any] = {
             "manual": self.manual, "catalog": self.manual.catalog, "profiles": self.manual.profiles,
             "csv_columns": CSV_COLUMNS,
         }
         try:
-            return env.from_string(markdown).render(context)
+            return self.env.from_string(markdown).render(context)
         except jinja2.TemplateError as exc:
             err = template_error(exc, self.root)
             raise PluginError(f"metrics-manual: in docs/{page.file.src_uri}: {err}") from None
