@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from metrics_manual.render import describe_all, plain
+from metrics_manual.phrase import describe_all, plain
 from metrics_manual.load import load_manual
 from test_site import mkdocs_build
 

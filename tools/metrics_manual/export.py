@@ -25,7 +25,7 @@ from .model import (
     ProfileExport,
     ProfileInfo,
 )
-from .render import describe, plain
+from .phrase import describe
 
 EXPORT_DIR = "docs/export"
 FORMATS = ("json", "yaml", "csv", "prometheus")
@@ -243,7 +243,7 @@ def to_prometheus(doc: ProfileExport) -> str:
         else:
             keys = [m.key]
         for e in m.expectations:
-            text = describe(e, m.unit, plain)
+            text = describe(e, m.unit)
             why = judge(e)
             if why:
                 left_out.append(f"{m.key}: {text} ({why})")

@@ -5,16 +5,16 @@ relative path; a path holding `[profile]` becomes one page per profile.
 """
 from __future__ import annotations
 
-import decimal
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 
 from .errors import Finding, SourceError
 from .load import Manual
-from .model import AtStep, Band, Exact, Expectation, Median
+from .model import Expectation
+from .phrase import describe_all, num, words
 from .source import byte_position
 
 PAGES = "pages"
@@ -22,24 +22,11 @@ PAGES = "pages"
 # text from ranges/ is always literal and never breaks a table or runs as HTML.
 _INERT = {c: f"&#{ord(c)};" for c in "&<>|*_`[]\\{}~^#!$"}
 _INERT_RE = re.compile("[" + re.escape("".join(_INERT)) + "]")
-_WORDS = "zero one two three four five six seven eight nine".split()
 
 
 def inert(text: Any) -> str:
     """Markdown that displays `text` literally, on one line."""
     return _INERT_RE.sub(lambda m: _INERT[m.group()], " ".join(str(text).split()))
-
-
-def num(value: int | float) -> str:
-    """A number as people write it: 1,024 and 0.00063, never 6.3e-04."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"not a number: {value!r}")
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 1000 else str(value)
-    text = repr(value)
-    if "e" in text or "E" in text:
-        text = format(decimal.Decimal(text), "f")
-    return text
 
 
 def code(text: Any) -> str:
@@ -50,49 +37,8 @@ def code(text: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def words(n: int) -> str:
-    return _WORDS[n] if 0 <= n < len(_WORDS) else num(n)
-
-
-def plain(text: Any) -> str:
-    return " ".join(str(text).split())
-
-
-def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = inert) -> str:
-    """One expectation in words, as pages, exports and alerts show it.
-
-    `text` renders words from the source: `inert` for Markdown, `plain` for plain text.
-    Python, not a Jinja macro: it runs once per range on every page and export, and a
-    macro call costs ten times as much.
-    """
-    u = f" {text(unit)}" if unit else ""
-    if isinstance(e, Band):
-        if e.min is not None and e.max is not None:
-            out = f"{num(e.min)} to {num(e.max)}{u}"
-        else:
-            out = f"at least {num(e.min)}{u}" if e.min is not None else f"at most {num(e.max)}{u}"  # type: ignore[arg-type]
-        if e.window:
-            out += f" in the first {num(e.window.first)}" + (f" of {num(e.steps)}" if e.steps else "") + " steps"
-        elif e.steps:
-            out += f" per step over {num(e.steps)} steps"
-    elif isinstance(e, Median):
-        out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
-    elif isinstance(e, Exact):
-        at = e.at
-        where = f"at step {num(at.step)}" if isinstance(at, AtStep) else ("at every step" if at == "every_step" else "in every run")
-        out = f"{num(e.value)}{u} {where}"
-    else:
-        out = "logged in every step"
-    if e.condition:
-        out += f", {text(e.condition)}"
-    if e.sources:
-        out += f" (source: {', '.join(e.sources)})"
-    return out
-
-
-def describe_all(expectations: list[Expectation], unit: str | None, text: Callable[[Any], str] = inert) -> str:
-    """A metric's expectations on one profile, or 'no range'."""
-    return "; ".join(describe(e, unit, text) for e in expectations) or "no range"
+def _describe_md(expectations: list[Expectation], unit: str | None) -> str:
+    return describe_all(expectations, unit, inert)
 
 
 def environment(templates: Path) -> jinja2.Environment:
@@ -107,7 +53,7 @@ def environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(md=inert, num=num, words=words, code=code, describe=describe_all)
+    env.filters.update(md=inert, num=num, words=words, code=code, describe=_describe_md)
     return env
 
 
