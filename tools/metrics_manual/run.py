@@ -1,0 +1,30 @@
+"""One run as the readers give it: a series of values per metric key, indexed by its step.
+
+The readers (one per file form a Miles run writes) produce a `Run`; `judge` holds it
+against a profile and `derive` computes ranges from several. This module is the
+contract between them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import Finding
+
+
+@dataclass
+class Run:
+    """The parts of one run, merged: metric key -> step -> value.
+
+    A non-finite value is kept as float('nan') / float('inf'): it is an error to judge,
+    never a missing value. `problems` holds what the readers found (corrupt lines,
+    cut last lines as warnings), with the file and line.
+    """
+
+    paths: list[str] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    series: dict[str, dict[int, float]] = field(default_factory=dict)
+    problems: list[Finding] = field(default_factory=list)
+
+    def steps(self, key: str) -> list[int]:
+        """The steps at which `key` was logged, in order."""
+        return sorted(self.series.get(key, {}))
