@@ -145,5 +145,9 @@ def export(root: str | None, profile_id: str, fmt: str, output: str | None) -> N
         fail(UsageError(f"cannot write {output}: {exc.strerror}"))
 
 
+from .derive_cli import derive_command  # noqa: E402  (below main: it uses this module's options)
+
+main.add_command(derive_command)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -26,6 +26,7 @@ Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 MetricKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$")]
 Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
 Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 PositiveInt = Annotated[int, Field(gt=0)]
 Number = Union[int, float]
 
@@ -123,8 +124,12 @@ class Setup(Strict):
 
 class CaptureSource(Strict):
     kind: Literal["capture"]
-    path: Text
-    keys: list[Text] = Field(min_length=1, description="The keys inside the capture file.")
+    path: Text = Field(description="The capture file; relative paths are relative to the project root.")
+    keys: list[Text] = Field(min_length=1, description="The keys inside the capture file (for a derived range: the run names).")
+    sha256: Sha256 | None = Field(None, description="SHA-256 of the file: `check` reports a capture that no longer matches.")
+    code_commit: Commit | None = Field(None, description="The Miles commit the run was made with.")
+    skip_first: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="Warm-up steps of this run that its derived bands and medians leave out (a window keeps them).")
 
 
 class LogSource(Strict):

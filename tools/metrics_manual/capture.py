@@ -1,0 +1,71 @@
+"""Compact captures of runs: the catalog's keys, one CI-history line per metric, and their SHA-256.
+
+A capture is what a profile's ranges were derived from, small enough to review in a pull
+request: `{"metric": key, "series": [[step, value], ...]}` per line, the shape of Miles'
+CI history, with non-finite values as the strings "NaN", "Infinity" and "-Infinity".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Iterable
+
+from .errors import Finding
+from .run import Run
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _value(v: float) -> float | int | str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else v
+
+
+def capture_text(run: Run, keys: Iterable[str]) -> str:
+    """The compact capture of `run`: one line per key it logged, in the order of `keys`."""
+    lines = []
+    for key in keys:
+        series = run.series.get(key)
+        if series:
+            points = [[step, _value(series[step])] for step in sorted(series)]
+            lines.append(json.dumps({"metric": key, "series": points}, separators=(",", ":"), allow_nan=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def read_capture(path: Path, display: str | None = None) -> Run:
+    """Read a capture written by `capture_text` (or any CI-history file) into a Run."""
+    shown = display or str(path)
+    run = Run(paths=[shown], formats=["ci-history"])
+    with path.open("r", encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key, points = record["metric"], record["series"]
+                series = run.series.setdefault(str(key), {})
+                for step, value in points:
+                    series[int(step)] = _NON_FINITE[value] if isinstance(value, str) else float(value)
+            except (ValueError, KeyError, TypeError) as exc:
+                run.problems.append(Finding(shown, n, 1, f"not a capture line ({exc.__class__.__name__}): expected "
+                                            '{"metric": KEY, "series": [[STEP, VALUE], ...]}'))
+    return run
+
+
+def sha256_of(path: Path) -> str:
+    """SHA-256 of a file, read in blocks; of a folder, of its files' relative paths and digests."""
+    if path.is_dir():
+        h = hashlib.sha256()
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            h.update(f"{file.relative_to(path).as_posix()}\0{sha256_of(file)}\n".encode("utf-8"))
+        return h.hexdigest()
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
