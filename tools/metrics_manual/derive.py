@@ -144,8 +144,8 @@ def _finite(runs: dict[str, list[float]]) -> list[str]:
     return [f"run {name!r} has a non-finite value ({v})" for name, vs in runs.items() for v in vs if not math.isfinite(v)][:3]
 
 
-def covered(run: Run, key: str, e: Band | Median | None, skip_first: int) -> list[float]:
-    """The values of `key` at the steps `e` covers: a window's first N steps, else the steps
+def covered_steps(run: Run, key: str, e: Band | Median | None, skip_first: int) -> list[tuple[int, float]]:
+    """(step, value) of `key` at the steps `e` covers: a window's first N steps, else the steps
     after the warm-up, up to the expectation's step count."""
     series = run.series.get(key, {})
     steps = sorted(series)
@@ -155,7 +155,11 @@ def covered(run: Run, key: str, e: Band | Median | None, skip_first: int) -> lis
         steps = steps[skip_first:]
         if e is not None and e.steps:
             steps = steps[: e.steps]
-    return [series[s] for s in steps]
+    return [(s, series[s]) for s in steps]
+
+
+def covered(run: Run, key: str, e: Band | Median | None, skip_first: int) -> list[float]:
+    return [v for _, v in covered_steps(run, key, e, skip_first)]
 
 
 def _gather(runs: dict[str, Run], key: str, e: Band | Median | None, skip_first: int) -> tuple[dict[str, list[float]], list[str]]:
