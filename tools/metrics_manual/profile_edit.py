@@ -7,6 +7,7 @@ is refused rather than reformatted.
 """
 from __future__ import annotations
 
+import difflib
 import io
 import itertools
 from typing import Any
@@ -66,6 +67,38 @@ def _dump(y: YAML, data: Any) -> str:
     out = io.StringIO()
     y.dump(data, out)
     return out.getvalue()
+
+
+def merge(original: str, base: str, edited: str) -> str:
+    """The edited file with every line the edit did not touch as the original has it.
+
+    `base` is ruamel's dump of the unchanged file: it may respace a flow mapping or a
+    list ({ a: 1 } -> {a: 1}). Lines that base and edited share are taken from the
+    original; only lines the edit changed come from ruamel.
+    """
+    b, o, e = (t.splitlines(keepends=True) for t in (base, original, edited))
+    norm = difflib.SequenceMatcher(None, b, o, autojunk=False).get_opcodes()
+
+    def original_of(i1: int, i2: int) -> list[str]:
+        out: list[str] = []
+        for tag, n1, n2, m1, m2 in norm:
+            if tag == "insert":
+                if i1 <= n1 < i2 or (n1 == i2 == len(b)):
+                    out += o[m1:m2]
+            elif n1 < i2 and n2 > i1:
+                if tag == "equal":
+                    lo, hi = max(n1, i1), min(n2, i2)
+                    out += o[m1 + lo - n1 : m1 + hi - n1]
+                elif i1 <= n1 and n2 <= i2:
+                    out += o[m1:m2]
+                else:  # a respaced block the edit cuts through: its untouched lines as ruamel writes them
+                    out += b[max(n1, i1) : min(n2, i2)]
+        return out
+
+    lines: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, e, autojunk=False).get_opcodes():
+        lines += original_of(i1, i2) if tag == "equal" else e[j1:j2]
+    return "".join(lines)
 
 
 def flow_map(values: dict[str, Any]) -> CommentedMap:
@@ -128,23 +161,32 @@ class ProfileFile:
 
     def __init__(self, text: str, display: str) -> None:
         self.display = display
+        self.crlf = "\r\n" in text  # ruamel reads \r\n as \n; edited lines get the file's line ends back
+        text = text.replace("\r\n", "\n") if self.crlf else text
         self.original = text
+        try:
+            data = _yaml(_INDENTS[0]).load(text)
+        except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
+            raise SourceError([Finding(display, 1, 1, f"cannot read for editing: {exc.__class__.__name__}")]) from None
+        if not isinstance(data, CommentedMap):
+            raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
+        self.data = data
+        # The indentation whose dump is closest to the file; new entries are written with it.
+        best: tuple[int, YAML, str] | None = None
         for indent in _INDENTS:
             y = _yaml(indent)
-            try:
-                data = y.load(text)
-            except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
-                raise SourceError([Finding(display, 1, 1, f"cannot read for editing: {exc.__class__.__name__}")]) from None
-            if not isinstance(data, CommentedMap):
-                raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
-            if _dump(y, data) == text:
-                self.yaml, self.data = y, data
-                return
-        raise SourceError([Finding(display, 1, 1, "cannot edit this file without changing its layout "
-                                   "(unusual indentation?); edit it by hand")])
+            dumped = _dump(y, data)
+            cost = sum(1 for a, b in itertools.zip_longest(dumped.splitlines(), text.splitlines()) if a != b)
+            if best is None or cost < best[0]:
+                best = (cost, y, dumped)
+            if cost == 0:
+                break
+        assert best is not None
+        _, self.yaml, self.base = best
 
     def text(self) -> str:
-        return _dump(self.yaml, self.data)
+        out = merge(self.original, self.base, _dump(self.yaml, self.data))
+        return out.replace("\n", "\r\n") if self.crlf else out
 
     def _child(self, parent: CommentedMap, key: str, kind: type) -> Any:
         if key not in parent or parent[key] is None:

@@ -1,0 +1,247 @@
+"""`metrics-manual derive`: ranges from three runs the tests write, written back in place."""
+from __future__ import annotations
+
+import difflib
+from decimal import Decimal
+import math
+import re
+import statistics
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cli, snapshot
+from derive_helpers import STEPS, seed_run, seeds_project, write_runs
+from metrics_manual.derive import Method, percentile, round_down, round_near, round_up
+from metrics_manual.load import load_manual
+from metrics_manual.model import Band, Median
+from metrics_manual.run import Run
+
+PROFILE = "ranges/profiles/seeds.yaml"
+
+
+def _outward(value: float, digits: int, up: bool) -> float:
+    """Independent of derive's Decimal code: exact fractions, floor or ceiling at the last kept digit."""
+    if value == 0:
+        return 0.0
+    exact = Fraction(repr(value))  # the decimal the float reads as
+    exponent = math.floor(math.log10(abs(value)))
+    if Fraction(10) ** exponent > abs(exact):  # log10 rounded up across a power of ten
+        exponent -= 1
+    quantum = Fraction(10) ** (exponent - digits + 1)
+    steps = exact / quantum
+    return float((math.ceil(steps) if up else math.floor(steps)) * quantum)
+
+
+finite = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(finite, min_size=1, max_size=30), st.integers(min_value=1, max_value=8))
+def test_outward_rounding_keeps_every_value_inside(values: list[float], digits: int) -> None:
+    lo, hi = round_down(min(values), digits), round_up(max(values), digits)
+    assert all(lo <= v <= hi for v in values)
+    assert lo == _outward(min(values), digits, up=False)
+    assert hi == _outward(max(values), digits, up=True)
+    for bound in (lo, hi):  # no more significant digits than asked for
+        assert len(Decimal(repr(float(bound))).normalize().as_tuple().digits) <= digits
+
+
+def test_rounding_examples() -> None:
+    assert (round_down(0.52806, 3), round_up(0.83187, 3)) == (0.528, 0.832)
+    assert (round_down(-0.52806, 2), round_up(-0.52806, 2)) == (-0.53, -0.52)
+    assert (round_up(999.2, 3), round_down(389.02, 3), round_near(156.84, 3)) == (1000, 389, 157)
+    assert isinstance(round_up(999.2, 3), int)
+
+
+def test_methods_match_the_statistics_module() -> None:
+    values = [seed_run(s).series["rollout/raw_reward"][i] for s in (1, 2, 3) for i in range(STEPS)]
+    cuts = statistics.quantiles(values, n=20, method="inclusive")  # 5%, 10%, ..., 95%
+    assert Method.parse("percentile:5,95").envelope(values) == pytest.approx((cuts[0], cuts[-1]))
+    assert percentile(values, 0) == min(values) and percentile(values, 100) == max(values)
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    assert Method.parse("sigma:2").envelope(values) == pytest.approx((mean - 2 * sd, mean + 2 * sd))
+    assert Method.parse("minmax").envelope(values) == (min(values), max(values))
+
+
+@pytest.fixture
+def seeds(tmp_path: Path) -> tuple[Path, dict[str, Run], list[str]]:
+    root = seeds_project(tmp_path / "manual")
+    runs = {f"seed-{i}": seed_run(i) for i in (1, 2, 3)}
+    paths = write_runs(tmp_path / "runs", runs)
+    return root, runs, [f"--run={name}={path}" for name, path in paths.items()]
+
+
+def _pooled(runs: dict[str, Run], key: str, first: int | None = None) -> list[float]:
+    return [v for run in runs.values() for s, v in sorted(run.series[key].items())[:first]]
+
+
+def test_derive_writes_independently_computed_numbers(seeds) -> None:
+    root, runs, args = seeds
+    result = run_cli("derive", "--profile", "seeds", *args, "--write", "--code-commit", "abc1234", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    profile = load_manual(root).profile("seeds")
+    e = profile.expectations
+
+    reward = _pooled(runs, "rollout/raw_reward")
+    assert e["rollout/raw_reward"][0] == Band(kind="band", min=_outward(min(reward), 3, False), max=_outward(max(reward), 3, True),
+                                              steps=STEPS, sources=list(runs))
+    grad, grad_first = _pooled(runs, "train/grad_norm"), _pooled(runs, "train/grad_norm", 2)
+    band, window = e["train/grad_norm"]
+    assert (band.min, band.max) == (_outward(min(grad), 3, False), _outward(max(grad), 3, True))
+    assert (window.min, window.max, window.window.first) == (_outward(min(grad_first), 3, False), _outward(max(grad_first), 3, True), 2)
+    assert window.condition == "in the first steps"  # a condition the maintainer wrote stays
+    for b, vs in ((band, grad), (window, grad_first), (e["rollout/raw_reward"][0], reward)):
+        assert all(b.contains(v) for v in vs)
+
+    medians = [statistics.median(run.series["perf/step_time"].values()) for run in runs.values()]
+    assert e["perf/step_time"][0] == Median(kind="median", value=float(f"{statistics.median(medians):.3g}"), steps=STEPS,
+                                             sources=list(runs))
+    # Metrics without a range get a proposal: a band per step, a median for seconds.
+    lengths = _pooled(runs, "rollout/response_lengths")
+    assert (e["rollout/response_lengths"][0].min, e["rollout/response_lengths"][0].max) == (
+        _outward(min(lengths), 3, False), _outward(max(lengths), 3, True))
+    assert e["perf/rollout_time"][0].kind == "median"
+    # Provenance: one capture source per run, the run name as its key, its file's SHA-256, the commit.
+    for name in runs:
+        source = profile.sources[name]
+        assert (source.kind, source.keys, source.code_commit) == ("capture", [name], "abc1234")
+        assert source.sha256 == __import__("hashlib").sha256(Path(source.path).read_bytes()).hexdigest()
+    assert "seed-2 " in result.stdout and "spread" in result.stdout  # each run's median is shown
+
+
+def test_diff_touches_only_changed_numbers_and_sources(seeds) -> None:
+    root, runs, args = seeds
+    before = (root / PROFILE).read_text("utf-8")
+    assert run_cli("derive", "--profile", "seeds", *args, "--write", cwd=root).returncode == 0
+    after = (root / PROFILE).read_text("utf-8")
+    removed = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line.startswith("- ")]
+    # Only lines holding numbers that changed were rewritten: the invariants, setup, code source,
+    # comments and blank lines are as the maintainer wrote them.
+    assert removed and all(re.search(r"\b(min|max|value): ", line) for line in removed), removed
+    kept = [line for line in before.splitlines() if not re.search(r"\b(min|max|value): ", line) or "exact" in line]
+    assert [line for line in after.splitlines() if line in kept] == kept
+    assert re.search(r"\n    - \{kind: band, min: .*\} +# typed by hand once\n", after)
+    assert "'in the first steps'" in after and '"in a healthy run"' in after
+    assert re.search(r"      - metric\n  seed-1:\n", after) and "\n\nexpectations:" in after  # the blank line stays last
+    # Derived again from the same runs: nothing left to change.
+    again = run_cli("derive", "--profile", "seeds", *args, cwd=root)
+    assert f"{PROFILE}: no change" in again.stdout, again.stdout
+
+
+def test_dry_run_writes_nothing_and_prints_the_diff(seeds, tmp_path: Path) -> None:
+    root, _, args = seeds
+    files = snapshot(root)
+    result = run_cli("derive", "--profile", "seeds", *args, "--capture-to", "ranges/captures", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert snapshot(root) == files
+    assert f"--- a/{PROFILE}" in result.stdout and "+    - {kind: band, min: " in result.stdout
+    assert "path: ranges/captures/seed-1.jsonl" in result.stdout
+    assert "nothing written" in result.stdout
+
+
+def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_findings(seeds) -> None:
+    root, runs, args = seeds
+    assert run_cli("derive", "--profile", "seeds", *args, "--capture-to", "ranges/captures/seeds", "--write", cwd=root).returncode == 0
+    assert sorted(p.name for p in (root / "ranges/captures/seeds").iterdir()) == ["seed-1.jsonl", "seed-2.jsonl", "seed-3.jsonl"]
+    assert run_cli("build", cwd=root).returncode == 0
+    ok = run_cli("check", cwd=root)
+    assert ok.returncode == 0, ok.stdout
+
+    text = (root / PROFILE).read_text("utf-8")
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "rollout/raw_reward:" in t) + 1
+    low = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0].min
+    tight = re.sub(r"(rollout/raw_reward:\n    - \{kind: band, min: )[^,]+", lambda m: m.group(1) + repr(low + 0.05), text)
+    (root / PROFILE).write_text(tight, "utf-8")
+    assert run_cli("build", cwd=root).returncode == 0
+    found = run_cli("check", cwd=root)
+    assert found.returncode == 1
+    assert re.search(rf"^{PROFILE}:{line}:\d+: error: rollout/raw_reward .* its own capture 'seed-\d' breaks it: ", found.stdout, re.M), found.stdout
+
+    (root / PROFILE).write_text(text, "utf-8")
+    assert run_cli("build", cwd=root).returncode == 0
+    capture = root / "ranges/captures/seeds/seed-2.jsonl"
+    capture.write_text(capture.read_text("utf-8").replace("]]", "],[99,0.7]]", 1), "utf-8")
+    changed = run_cli("check", cwd=root)
+    assert changed.returncode == 1
+    assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seeds/seed-2.jsonl changed: its SHA-256 no longer matches",
+                     changed.stdout, re.M), changed.stdout
+
+
+def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -> None:
+    root, runs, _ = seeds
+    runs["seed-2"].series["train/ppo_kl"][0] = 0.003
+    paths = write_runs(tmp_path / "broken", runs)
+    before = (root / PROFILE).read_text("utf-8")
+    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--write", cwd=root)
+    assert result.returncode == 1
+    assert re.search(r"train/ppo_kl \[0\] exact: broken.*\n  violation: run 'seed-2' breaks it: 0.003 at step 0", result.stdout), result.stdout
+    after = (root / PROFILE).read_text("utf-8")
+    ppo = [t for t in before.splitlines() if "healthy run" in t]
+    assert ppo and all(t in after.splitlines() for t in ppo)
+    assert after != before  # the other ranges were still derived
+
+
+def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
+    root, runs, args = seeds
+    assert run_cli("derive", "--profile", "seeds", *args, "--skip-first", "2", "--metric", "train/grad_norm", "--write", cwd=root).returncode == 0
+    band, window = load_manual(root).profile("seeds").expectations["train/grad_norm"]
+    later = [v for run in runs.values() for s, v in sorted(run.series["train/grad_norm"].items())[2:]]
+    assert (band.min, band.max) == (_outward(min(later), 3, False), _outward(max(later), 3, True))
+    assert band.condition == "after the first two steps" and window.window.first == 2 and "two steps" not in (window.condition or "")
+    assert load_manual(root).profile("seeds").sources["seed-1"].skip_first == 2
+    assert run_cli("build", cwd=root).returncode == 0
+
+
+@pytest.mark.parametrize("method", ["percentile:5,95", "sigma:2"])
+def test_methods_write_their_envelope_rounded_outward(seeds, method: str) -> None:
+    root, runs, args = seeds
+    assert run_cli("derive", "--profile", "seeds", *args, "--method", method, "--metric", "rollout/raw_reward", "--digits", "4", "--write",
+                   cwd=root).returncode == 0
+    lo, hi = Method.parse(method).envelope(_pooled(runs, "rollout/raw_reward"))
+    band = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0]
+    assert (band.min, band.max) == (_outward(lo, 4, False), _outward(hi, 4, True))
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--run", "seed-1"], "expected NAME=PATH"),
+    (["--run", "Seed_1=x.jsonl"], "lower-case letters"),
+    (["--run", "seed-1=nowhere.jsonl"], "no such file"),
+    (["--method", "median"], "--method 'median'"),
+    (["--metric", "train/nothing"], "not in the catalog"),
+    (["--code-commit", "XYZ"], "hex digits"),
+])
+def test_bad_input_is_a_finding_and_writes_nothing(seeds, bad: list[str], message: str) -> None:
+    root, _, args = seeds
+    files = snapshot(root)
+    result = run_cli("derive", "--profile", "seeds", *(args if bad[0] != "--run" else []), *bad, "--write", cwd=root)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert snapshot(root) == files
+
+
+def test_unknown_profile_and_a_corrupt_run(seeds, tmp_path: Path) -> None:
+    root, _, args = seeds
+    assert "unknown profile 'seed'" in run_cli("derive", "--profile", "seed", *args, cwd=root).stderr
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_text('{"metric": "train/grad_norm", "series": [[0, 1.0]]}\n{not json\n', "utf-8")
+    result = run_cli("derive", "--profile", "seeds", f"--run=bad={corrupt}", cwd=root)
+    assert result.returncode == 2 and re.search(r"corrupt.jsonl:2:1: error: ", result.stderr), result.stderr
+
+
+def test_a_run_missing_a_metric_or_holding_nan_is_not_derived(seeds, tmp_path: Path) -> None:
+    root, runs, _ = seeds
+    del runs["seed-1"].series["rollout/raw_reward"]
+    runs["seed-3"].series["train/grad_norm"][5] = math.nan
+    paths = write_runs(tmp_path / "holes", runs)
+    before = (root / PROFILE).read_text("utf-8")
+    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--metric", "rollout/raw_reward",
+                     "--metric", "train/grad_norm", "--write", cwd=root)
+    assert result.returncode == 1
+    assert "not derived: run 'seed-1' does not log rollout/raw_reward" in result.stdout
+    assert "not derived: run 'seed-3' has a non-finite value (nan)" in result.stdout
+    # Nothing was derived for these metrics: their numbers stay as they were.
+    after = (root / PROFILE).read_text("utf-8")
+    assert "min: 0.5, max: 0.9" in after and "min: 0.25\n" in after
