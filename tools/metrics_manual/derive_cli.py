@@ -15,10 +15,11 @@ from typing import Any
 import click
 
 from .capture import capture_text, sha256_of
-from .cli import EXIT_DRIFT, _root, fail, root_option
+from .cli import EXIT_DRIFT, fail, find_root, root_option
 from .derive import Derivation, Method, Options, derive
 from .errors import Finding, ManualError, SourceError, UsageError
-from .load import PROFILES, Manual, did_you_mean, load_manual
+from .files import write_file
+from .load import PROFILES, Manual, did_you_mean, load_manual, profile_files
 from .model import Catalog, Profile
 from .phrase import words
 from .profile_edit import ProfileFile
@@ -60,7 +61,7 @@ def parse_runs(values: tuple[str, ...]) -> list[RunArg]:
 
 
 def profile_path(root: Path, profile_id: str) -> Path:
-    for file in sorted((root / PROFILES).glob("*.yaml")):
+    for file in profile_files(root)[0]:
         doc, _ = read_document(file, file.name, fast=True)
         if isinstance(doc.data, dict) and doc.data.get("id") == profile_id:
             return file
@@ -78,22 +79,6 @@ def _shown(path: Path, root: Path) -> str:
 
 def skip_phrase(n: int) -> str:
     return "after the first step" if n == 1 else f"after the first {words(n)} steps"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        # mkstemp makes the file private; keep the mode a file had, or give a new one the usual mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def validate_edit(root: Path, file: Path, text: str) -> Manual:
@@ -195,7 +180,7 @@ def derive_command(root: str | None, profile_id: str, runs: tuple[str, ...], met
                    method: str, digits: int, capture_to: str | None, code_commit: str | None, write: bool) -> None:
     """Compute a profile's ranges from runs; print the diff, or --write it into ranges/."""
     try:
-        project = _root(root)
+        project = find_root(root)
         manual = load_manual(project)
         ids = [p.id for p in manual.profiles]
         if profile_id not in ids:
@@ -214,13 +199,16 @@ def derive_command(root: str | None, profile_id: str, runs: tuple[str, ...], met
     if write:
         try:
             for target, text in p.captures.items():
-                write_atomic(target, text)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_file(target, text)
                 click.echo(f"wrote {_shown(target, project)}")
             if diff:
-                write_atomic(p.profile_file, p.new_text)
+                write_file(p.profile_file, p.new_text)
                 click.echo(f"wrote {rel}; run `metrics-manual build` to regenerate the pages and exports")
         except OSError as exc:
             fail(UsageError(f"cannot write {exc.filename}: {exc.strerror}"))
+        except ManualError as err:
+            fail(err)
     elif diff or p.captures:
         click.echo("dry run: nothing written; pass --write to apply")
     if p.derivation.violations or any(o.problems for o in p.derivation.outcomes):

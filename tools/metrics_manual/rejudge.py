@@ -13,7 +13,7 @@ from pathlib import Path
 from .capture import read_capture, sha256_of
 from .derive import breaks, covered_steps
 from .errors import Finding
-from .load import PROFILES, Manual
+from .load import PROFILES, Manual, profile_files
 from .model import Band, CaptureSource, Catalog, Expectation, Median, Profile
 from .phrase import describe, num
 from .run import Run
@@ -69,7 +69,7 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
     """Every profile with captures in the project, held against them."""
     out: list[Finding] = []
     files = {}
-    for file in sorted((root / PROFILES).glob("*.yaml")):
+    for file in profile_files(root)[0]:
         doc, _ = read_document(file, f"{PROFILES}/{file.name}", fast=True)
         if isinstance(doc.data, dict) and isinstance(doc.data.get("id"), str):
             files[doc.data["id"]] = file
