@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import run_cli, snapshot
 from derive_helpers import STEPS, seed_run, seeds_project, write_runs
+from metrics_manual.capture import read_capture
 from metrics_manual.derive import Method, percentile, round_down, round_near, round_up
 from metrics_manual.load import load_manual
 from metrics_manual.model import Band, Median
@@ -245,3 +246,24 @@ def test_a_run_missing_a_metric_or_holding_nan_is_not_derived(seeds, tmp_path: P
     # Nothing was derived for these metrics: their numbers stay as they were.
     after = (root / PROFILE).read_text("utf-8")
     assert "min: 0.5, max: 0.9" in after and "min: 0.25\n" in after
+
+
+def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_path: Path) -> None:
+    root, runs, _ = seeds
+    run = runs["seed-1"]
+    run.series["train/grad_norm"][3] = math.nan
+    run.series["train/ppo_kl"][4] = -math.inf
+    run.series["custom/not_in_catalog"] = {0: 1.0}
+    paths = write_runs(tmp_path / "odd", {"seed-1": run})
+    result = run_cli("derive", "--profile", "seeds", f"--run=seed-1={paths['seed-1']}", "--capture-to", "ranges/captures", "--write", cwd=root)
+    assert result.returncode == 1  # the NaN keeps grad_norm from being derived
+    text = (root / "ranges/captures/seed-1.jsonl").read_text("utf-8")
+    assert '"NaN"' in text and '"-Infinity"' in text and "custom/" not in text
+    assert all(line.startswith('{"metric":"') for line in text.splitlines())
+    back = read_capture(root / "ranges/captures/seed-1.jsonl")
+    assert set(back.series) == set(run.series) - {"custom/not_in_catalog"}
+    for key, series in back.series.items():
+        assert series.keys() == run.series[key].keys()
+        assert all(v == run.series[key][s] or (math.isnan(v) and math.isnan(run.series[key][s])) for s, v in series.items())
+    # Small enough to review: a 12-step run of 8 keys at full float precision.
+    assert len(text.encode()) < 12 * 8 * 32

@@ -4,7 +4,8 @@
 
 1. load + validate time and peak memory, real source and a generated one (10,000 metrics, 10 profiles);
 2. `metrics-manual build` next to `mkdocs build` on the same tree (median of several runs, ratio);
-3. `metrics-manual check` next to `mkdocs build`.
+3. `metrics-manual check` next to `mkdocs build`;
+4. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
 """
 from __future__ import annotations
 
@@ -106,6 +107,39 @@ def report(name: str, root: Path, runs: int) -> None:
           f"check {check / mkdocs:.2f}")
 
 
+def derive_figures(tmp: Path) -> None:
+    """Capture size and derive time on runs made up here (never published: a temp dir only)."""
+    import random
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.capture import capture_text
+    from metrics_manual.load import load_manual
+    from metrics_manual.run import Run
+
+    root = Path(tmp) / "derive"
+    (root / "ranges" / "profiles").mkdir(parents=True)
+    shutil.copy(REPO / "ranges" / "catalog.yaml", root / "ranges" / "catalog.yaml")
+    catalog = load_manual(REPO).catalog
+    keys = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+    lines = "".join(f"  {k}:\n    - {{kind: band, min: 0, max: 1}}\n" for k in keys)
+    (root / "ranges" / "profiles" / "bench.yaml").write_text(
+        "id: bench\ntitle: Bench\nsummary: Made up.\nadvice: None.\nsetup: {framework: Miles, model: M, dataset: D, "
+        "hardware: {count: 1, name: G}, prompts_per_step: 1, answers_per_prompt: 1, token_limit: 1, steps: 48}\n"
+        "sources:\n  code: {kind: log, path: x.log}\nexpectations:\n" + lines, "utf-8")
+    for steps in (48, 10_000):
+        args = []
+        for seed in (1, 2, 3):
+            rng = random.Random(seed)
+            run = Run(series={k: {s: rng.uniform(0, 1000) for s in range(steps)} for k in keys})
+            path = root / f"run{seed}-{steps}.jsonl"
+            path.write_text(capture_text(run, keys), "utf-8")
+            args.append(f"--run=s{seed}={path}")
+        size = (root / f"run1-{steps}.jsonl").stat().st_size
+        wall, rss = timed([str(Path(sys.executable).parent / "metrics-manual"), "derive", "--profile", "bench", *args,
+                           "--capture-to", str(root / "ranges" / "captures")], root)
+        print(f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
+              f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
@@ -121,6 +155,7 @@ def main() -> None:
         big = Path(tmp) / "big"
         generated_source(big, n, 10)
         report(f"{n:,} metrics x 10 profiles", big, 1 if args.quick else args.runs)
+        derive_figures(Path(tmp))
 
 
 if __name__ == "__main__":

@@ -18,12 +18,12 @@ from .run import Run
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def _value(v: float) -> float | int | str:
+def _value(v: float) -> float | str:
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
-    return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else v
+    return v
 
 
 def capture_text(run: Run, keys: Iterable[str]) -> str:
@@ -32,7 +32,9 @@ def capture_text(run: Run, keys: Iterable[str]) -> str:
     for key in keys:
         series = run.series.get(key)
         if series:
-            points = [[step, _value(series[step])] for step in sorted(series)]
+            points: list[tuple[int, float | str]] = list(sorted(series.items()))
+            if not all(map(math.isfinite, series.values())):
+                points = [(step, _value(series[step])) for step, _ in points]
             lines.append(json.dumps({"metric": key, "series": points}, separators=(",", ":"), allow_nan=False))
     return "".join(line + "\n" for line in lines)
 

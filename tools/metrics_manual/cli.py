@@ -15,6 +15,7 @@ import click
 from . import check as check_mod
 from .build import build as build_project
 from .build import site_url
+from .derive_cli import derive_command
 from .errors import FORMATS as FINDING_FORMATS
 from .errors import Finding, ManualError, SourceError, UsageError, errors, report
 from .export import FORMATS, export_document, export_text
@@ -160,8 +161,6 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     except ManualError as err:
         fail(err)
 
-
-from .derive_cli import derive_command  # noqa: E402  (below main: it uses this module's options)
 
 main.add_command(derive_command)
 

@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from .capture import capture_text, sha256_of
-from .cli import EXIT_DRIFT, fail, find_root, root_option
 from .derive import Derivation, Method, Options, derive
 from .errors import Finding, ManualError, SourceError, UsageError
 from .files import write_file
@@ -166,7 +165,8 @@ def report(p: Plan) -> None:
 
 
 @click.command("derive")
-@root_option
+@click.option("--root", "root", type=click.Path(file_okay=False), default=None,
+              help="Project root: the folder with ranges/ (default: found upwards from here).")
 @click.option("--profile", "profile_id", required=True, help="Id of the profile whose ranges to derive.")
 @click.option("--run", "runs", multiple=True, metavar="NAME=PATH", help="One run (repeat: two or three seeds).")
 @click.option("--metric", "metrics", multiple=True, metavar="KEY", help="Only these metrics (default: all it ranges).")
@@ -179,6 +179,7 @@ def report(p: Plan) -> None:
 def derive_command(root: str | None, profile_id: str, runs: tuple[str, ...], metrics: tuple[str, ...], skip_first: int,
                    method: str, digits: int, capture_to: str | None, code_commit: str | None, write: bool) -> None:
     """Compute a profile's ranges from runs; print the diff, or --write it into ranges/."""
+    from .cli import EXIT_DRIFT, fail, find_root  # the command's shared exits; cli imports this module
     try:
         project = find_root(root)
         manual = load_manual(project)
