@@ -257,7 +257,8 @@ def derive(profile: Profile, catalog: Catalog, runs: dict[str, Run], options: Op
     if options.keys:
         keys = list(options.keys)
     else:
-        logged = {k for run in runs.values() for k in run.series}
+        # Proposals only for what every run logs: a metric one seed lacks is no evidence of a range.
+        logged = set.intersection(*(set(k for k, v in run.series.items() if v) for run in runs.values())) if runs else set()
         keys = list(profile.expectations) + [k for k, m in metrics.items()
                                              if k not in profile.expectations and _rangeable(m) and k in logged]
     result = Derivation()
