@@ -102,7 +102,10 @@ def plan(root: Path, manual: Manual, profile: Profile, runs: list[RunArg], optio
     loaded: dict[str, Run] = {}
     findings: list[Finding] = []
     for r in runs:
-        run = read_run(r.path, manual.catalog)
+        try:
+            run = read_run(r.path, manual.catalog)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--run {r.name}={r.path}: cannot read it ({exc.__class__.__name__})") from None
         findings += [p for p in run.problems if p.severity == "error"]
         for p in run.problems:
             if p.severity != "error":

@@ -1,0 +1,78 @@
+"""Reference curves on the site: a fixture profile with its captures in its own tree, seen in Chromium."""
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+from derive_helpers import seed_run, seeds_project, write_runs
+from metrics_manual.load import load_manual
+from test_browser import CHROMIUM_ARGS, _Quiet
+from test_site import mkdocs_build
+
+RUNS = ("seed-1", "seed-2", "seed-3")
+
+
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose profile was derived from three runs captured into ranges/captures/."""
+    tmp = tmp_path_factory.mktemp("curves")
+    root = seeds_project(tmp / "manual")
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    for part in ("stylesheets",):
+        if (REPO / "docs" / part).is_dir():
+            shutil.copytree(REPO / "docs" / part, root / "docs" / part)
+    paths = write_runs(tmp / "runs", {name: seed_run(i) for i, name in enumerate(RUNS, 1)})
+    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()),
+                     "--capture-to", "ranges/captures/seeds", "--write", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert run_cli("build", cwd=root).returncode == 0
+    return root
+
+
+def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:
+    page = (derived / "docs/profiles/seeds.md").read_text("utf-8")
+    assert "are in this repository" in page
+    lab = (REPO / "docs/profiles").glob("*.md")
+    outside = [p for p in lab if p.name != "index.md" and "capture" in p.read_text("utf-8")]
+    assert outside and all("not in this repository" in p.read_text("utf-8") for p in outside)
+
+
+@pytest.mark.browser
+def test_each_captured_metric_draws_its_runs(derived: Path) -> None:
+    from test_browser import require_tool
+
+    chromium = require_tool("/usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    site = derived / "site"
+    built = mkdocs_build(derived, site)
+    assert built.returncode == 0, built.stderr
+    captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
+    metrics = [m for m in load_manual(derived).metrics.values() if m.key in captured]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+            page = browser.new_page()
+            outside: list[str] = []
+            page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((base, "data:")) else None)
+            page.goto(f"{base}/reference/metrics/")
+            drawings = page.locator(".mm-curves svg")
+            assert drawings.count() == len(metrics)
+            titles = [t or "" for t in page.locator(".mm-curves svg > title").all_text_contents()]
+            for metric in metrics:  # one drawing per captured metric, its title naming the runs
+                mine = [t for t in titles if t.startswith(f"{metric.key} ")]
+                assert len(mine) == 1 and all(name in mine[0] for name in RUNS), (metric.key, titles)
+            assert drawings.first.is_visible()
+            assert outside == []
+            browser.close()
+    finally:
+        server.shutdown()
