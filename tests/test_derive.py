@@ -267,3 +267,17 @@ def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_pa
         assert all(v == run.series[key][s] or (math.isnan(v) and math.isnan(run.series[key][s])) for s, v in series.items())
     # Small enough to review: a 12-step run of 8 keys at full float precision.
     assert len(text.encode()) < 12 * 8 * 32
+
+
+def test_proposals_cover_the_setup_steps_of_longer_runs(seeds, tmp_path: Path) -> None:
+    root, _, _ = seeds
+    runs = {f"long-{i}": seed_run(i, steps=STEPS + 8) for i in (1, 2)}
+    paths = write_runs(tmp_path / "long", runs)
+    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--metric", "rollout/response_lengths",
+                     "--metric", "perf/rollout_time", "--write", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    e = load_manual(root).profile("seeds").expectations
+    first = _pooled(runs, "rollout/response_lengths", STEPS)
+    assert (e["rollout/response_lengths"][0].min, e["rollout/response_lengths"][0].max, e["rollout/response_lengths"][0].steps) == (
+        _outward(min(first), 3, False), _outward(max(first), 3, True), STEPS)
+    assert e["perf/rollout_time"][0].steps == STEPS

@@ -12,7 +12,7 @@ from __future__ import annotations
 import decimal
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import UsageError
@@ -138,39 +138,41 @@ class Options:
     skip_first: int = 0
     method: Method = Method()
     digits: int = 3
+    run_steps: int | None = None  # the setup's steps: how far a proposal covers
 
 
 def _finite(runs: dict[str, list[float]]) -> list[str]:
     return [f"run {name!r} has a non-finite value ({v})" for name, vs in runs.items() for v in vs if not math.isfinite(v)][:3]
 
 
-def covered_steps(run: Run, key: str, e: Band | Median | None, skip_first: int) -> list[tuple[int, float]]:
+def covered_steps(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None) -> list[tuple[int, float]]:
     """(step, value) of `key` at the steps `e` covers: a window's first N steps, else the steps
-    after the warm-up, up to the expectation's step count."""
+    after the warm-up, up to the expectation's step count (a proposal: up to `limit`)."""
     series = run.series.get(key, {})
     steps = sorted(series)
     if isinstance(e, Band) and e.window:
         steps = steps[: e.window.first]
     else:
         steps = steps[skip_first:]
-        if e is not None and e.steps:
-            steps = steps[: e.steps]
+        count = e.steps if e is not None else limit
+        if count:
+            steps = steps[:count]
     return [(s, series[s]) for s in steps]
 
 
-def covered(run: Run, key: str, e: Band | Median | None, skip_first: int) -> list[float]:
-    return [v for _, v in covered_steps(run, key, e, skip_first)]
+def covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None) -> list[float]:
+    return [v for _, v in covered_steps(run, key, e, skip_first, limit)]
 
 
-def _gather(runs: dict[str, Run], key: str, e: Band | Median | None, skip_first: int) -> tuple[dict[str, list[float]], list[str]]:
-    per_run = {name: covered(run, key, e, skip_first) for name, run in runs.items()}
+def _gather(runs: dict[str, Run], key: str, e: Band | Median | None, o: Options) -> tuple[dict[str, list[float]], list[str]]:
+    per_run = {name: covered(run, key, e, o.skip_first, o.run_steps) for name, run in runs.items()}
     problems = [f"run {name!r} does not log {key}" + (" at the steps it covers" if key in runs[name].series else "")
                 for name, vs in per_run.items() if not vs]
     return per_run, problems or _finite(per_run)
 
 
 def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) -> Outcome:
-    per_run, problems = _gather(runs, key, e, o.skip_first)
+    per_run, problems = _gather(runs, key, e, o)
     out = Outcome(key, i, "band", "", proposal=e is None)
     if problems:
         out.problems = problems
@@ -192,7 +194,7 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) ->
 
 
 def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Outcome:
-    per_run, problems = _gather(runs, key, e, o.skip_first)
+    per_run, problems = _gather(runs, key, e, o)
     out = Outcome(key, i, "median", "", proposal=e is None)
     if problems:
         out.problems = problems
@@ -262,6 +264,7 @@ def derive(profile: Profile, catalog: Catalog, runs: dict[str, Run], options: Op
         keys = list(profile.expectations) + [k for k, m in metrics.items()
                                              if k not in profile.expectations and _rangeable(m) and k in logged]
     result = Derivation()
+    options = replace(options, run_steps=profile.setup.steps)
     for key in keys:
         if key not in metrics and key not in members:
             raise UsageError(f"--metric {key!r} is not in the catalog")
