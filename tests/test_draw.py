@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from metrics_manual.draw import make_axis, nice_ticks, range_drawing
+from metrics_manual.draw import MAX_POINTS, make_axis, nice_ticks, range_drawing, series_drawing
 from metrics_manual.model import Expectation
 from metrics_manual.phrase import describe, num
 
@@ -135,6 +135,7 @@ AXIS_CASES = {
     "huge": [1e9],
     "min equals max": [0.7, 0.7],
     "near the float limit": [-1e308, 1e308],
+    "near the largest float": [1.7e308],
     "finer than float resolution": [1e16, 1e16 + 2],
 }
 
@@ -219,3 +220,151 @@ def test_a_drawing_survives_markdown_unchanged() -> None:
     svg = range_drawing([("snake_case *x* `y` [l](u) <b>", exp(kind="band", min=1, max=2, condition="a_b **c** \\*"))], "s")
     for page in (f"Text\n\n{svg}\n\nMore", f"- item {svg}", f"| a |\n|---|\n| {svg} |"):
         assert svg in markdown.markdown(page, extensions=["attr_list", "tables", "admonition", "toc"])
+
+
+# --- series_drawing -----------------------------------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+RUNS = {
+    "seed-1": {s: 1 + 0.1 * s for s in range(12)},
+    "seed-2": {s: 2 - 0.05 * s for s in range(12) if s != 4},
+}
+EXPECTED = [
+    exp(kind="band", min=0.5, max=2.5, steps=12),
+    exp(kind="band", min=1, max=2, window={"first": 3}),
+    exp(kind="median", value=1.5, steps=12),
+    exp(kind="exact", value=0, at={"step": 0}),
+    exp(kind="exact", value=0.25, at="every_step"),
+    exp(kind="presence"),
+]
+
+
+def axis_map(root: ET.Element, axis: str) -> Any:
+    """value -> coordinate on the drawing's x or y axis, from its first and last labelled ticks."""
+    ts = [g for g in root.iter(f"{SVG}g") if g.get("class") == f"mm-tick mm-tick-{axis}"]
+    (v0, c0), (v1, c1) = [(float(t.get("data-value", "")), float(t.get(f"data-{axis}", ""))) for t in (ts[0], ts[-1])]
+    return lambda v: c0 + (v - v0) / (v1 - v0) * (c1 - c0)
+
+
+def groups(root: ET.Element, cls: str) -> list[ET.Element]:
+    return [g for g in root.iter(f"{SVG}g") if cls in g.get("class", "").split()]
+
+
+def points(run: ET.Element) -> list[list[tuple[float, float]]]:
+    return [[tuple(map(float, p.split(","))) for p in line.get("points", "").split()]  # type: ignore[misc]
+            for line in run.iter(f"{SVG}polyline")]
+
+
+def test_each_run_is_a_curve_placed_by_its_steps_and_values() -> None:
+    root = parse(series_drawing(RUNS, EXPECTED, "s", title="grad norm of two runs"))
+    assert root.get("role") == "img" and root.get("aria-label") == title(root) == "grad norm of two runs"
+    x, y = axis_map(root, "x"), axis_map(root, "y")
+    runs = groups(root, "mm-run")
+    assert [r.get("data-run") for r in runs] == list(RUNS) == [title(r) for r in runs]
+    for run, values in zip(runs, RUNS.values()):
+        (line,) = points(run)
+        assert line == [pytest.approx((x(s), y(v)), abs=0.02) for s, v in sorted(values.items())]
+    styles = {(p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")}
+    assert len(styles) == len(RUNS)
+    legend = groups(root, "mm-legend")
+    assert [g.get("data-run") for g in legend] == list(RUNS)
+    assert [(g.find(f"{SVG}line").get("stroke"), g.find(f"{SVG}line").get("stroke-dasharray")) for g in legend] == [  # type: ignore[union-attr]
+        (p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")]
+    x_ticks = [float(t.get("data-value", "")) for t in groups(root, "mm-tick-x")]
+    assert x_ticks == sorted(x_ticks) and all(t == int(t) for t in x_ticks)
+    assert [t.find(f"{SVG}text").text for t in groups(root, "mm-tick-y")] == [  # type: ignore[union-attr]
+        num(float(t.get("data-value", ""))) for t in groups(root, "mm-tick-y")]
+
+
+def test_the_expected_range_is_drawn_at_its_numbers_with_describes_words() -> None:
+    root = parse(series_drawing(RUNS, EXPECTED, "s", title="t"))
+    x, y = axis_map(root, "x"), axis_map(root, "y")
+    drawn = groups(root, "mm-mark")
+    assert [title(g) for g in drawn] == [describe(e, "s") for e in EXPECTED[:-1]]  # presence: nothing to draw
+    band, window, median, at_step, every_step = drawn
+    for g, e in ((band, EXPECTED[0]), (window, EXPECTED[1])):
+        assert float(g.get("data-y-min", "")) == pytest.approx(y(e.min), abs=0.02)  # type: ignore[union-attr]
+        assert float(g.get("data-y-max", "")) == pytest.approx(y(e.max), abs=0.02)  # type: ignore[union-attr]
+        assert float(g.get("data-y-min", "")) > float(g.get("data-y-max", ""))  # larger values higher up
+    assert float(window.get("data-x-max", "")) == pytest.approx(x(2), abs=0.02)  # the third step drawn
+    assert float(window.get("data-x-max", "")) < float(band.get("data-x-max", ""))
+    assert window.find(f"{SVG}rect").get("fill", "").startswith("url(#")  # type: ignore[union-attr]
+    assert float(median.get("data-y", "")) == pytest.approx(y(1.5), abs=0.02)
+    assert median.find(f"{SVG}line").get("stroke-dasharray")  # type: ignore[union-attr]
+    assert float(at_step.get("data-x", "")) == pytest.approx(x(0), abs=0.02) and at_step.get("data-step") == "0"
+    assert float(every_step.get("data-y", "")) == pytest.approx(y(0.25), abs=0.02)
+
+
+def test_failing_steps_are_ringed_with_their_step_and_value() -> None:
+    runs = {"a": {0: 1.0, 1: 9.0, 2: NAN}, "b": {0: 1.0}}
+    root = parse(series_drawing(runs, [exp(kind="band", min=0, max=2)], "s", title="t",
+                                failing={"a": [1, 2], "b": [5]}))
+    x, y = axis_map(root, "x"), axis_map(root, "y")
+    top, bottom = float(root.get("data-y-end", "")), float(root.get("data-y-start", ""))
+    got = {(g.get("data-run"), g.get("data-step")): g for g in groups(root, "mm-failing")}
+    assert set(got) == {("a", "1"), ("a", "2"), ("b", "5")}
+    assert title(got["a", "1"]) == "a: step 1: 9 s, failing"
+    assert (float(got["a", "1"].get("data-x", "")), float(got["a", "1"].get("data-y", ""))) == pytest.approx((x(1), y(9)), abs=0.02)
+    assert title(got["a", "2"]) == "a: step 2: NaN, failing" and float(got["a", "2"].get("data-y", "")) == top
+    assert title(got["b", "5"]) == "b: step 5: not logged, failing" and float(got["b", "5"].get("data-y", "")) == bottom
+    assert float(root.get("data-axis-x-max", "")) > 5  # a failing step widens the axis
+
+
+def test_non_finite_values_break_the_curve_and_are_marked_at_the_edge() -> None:
+    root = parse(series_drawing({"r": {0: 1.0, 1: 2.0, 2: NAN, 3: 1.5, 4: 1.0, 5: INF, 6: -INF, 7: 1.0, 8: 2.0}}, [],
+                                None, title="t"))
+    top, bottom = float(root.get("data-y-end", "")), float(root.get("data-y-start", ""))
+    marked = [(g.get("data-step"), g.get("data-value"), float(g.get("data-y", ""))) for g in groups(root, "mm-nonfinite")]
+    assert marked == [("2", "nan", top), ("5", "inf", top), ("6", "-inf", bottom)]
+    assert [title(g) for g in groups(root, "mm-nonfinite")] == ["r: step 2: NaN", "r: step 5: infinity",
+                                                                 "r: step 6: minus infinity"]
+    assert [len(line) for line in points(groups(root, "mm-run")[0])] == [2, 2, 2]
+    shapes = [sorted(c.tag for c in g if c.tag != f"{SVG}title") for g in groups(root, "mm-nonfinite")]
+    assert shapes[0] != shapes[1]  # NaN does not look like infinity
+
+
+def test_every_point_lies_inside_the_plot() -> None:
+    for runs in (RUNS, {"one": {7: 3.0}}, {"neg": {-3: -1e9, 10**6: 1e-6}}, {"flat": {s: 0.7 for s in range(5)}}):
+        root = parse(series_drawing(runs, EXPECTED[:3], None, title="t"))
+        left, right = float(root.get("data-x-start", "")), float(root.get("data-x-end", ""))
+        top, bottom = float(root.get("data-y-end", "")), float(root.get("data-y-start", ""))
+        for run in groups(root, "mm-run"):
+            coords = [p for line in points(run) for p in line]
+            coords += [(float(c.get("cx", "")), float(c.get("cy", ""))) for c in run.iter(f"{SVG}circle")]
+            assert coords and all(left <= px <= right and top <= py <= bottom for px, py in coords), runs
+
+
+def test_long_runs_are_thinned_keeping_extremes_and_failing_steps() -> None:
+    n = 10 * MAX_POINTS
+    values = {s: math.sin(s / 50) for s in range(n)}
+    values[4321], values[777] = 50.0, -50.0
+    root = parse(series_drawing({"long": values}, [], None, title="t", failing={"long": [4321, 9999]}))
+    (run,) = groups(root, "mm-run")
+    assert run.get("data-points") == str(n) and int(run.get("data-drawn", "")) <= MAX_POINTS
+    y = axis_map(root, "y")
+    ys = [py for line in points(run) for _, py in line]
+    assert min(ys) == pytest.approx(y(50), abs=0.02) and max(ys) == pytest.approx(y(-50), abs=0.02)
+    assert {g.get("data-step") for g in groups(root, "mm-failing")} == {"4321", "9999"}
+    short = parse(series_drawing({"short": {s: float(s) for s in range(MAX_POINTS)}}, [], None, title="t"))
+    assert groups(short, "mm-run")[0].get("data-drawn") == str(MAX_POINTS)
+
+
+def test_series_text_stays_text_and_the_same_input_gives_the_same_bytes() -> None:
+    svg = series_drawing({HOSTILE: {0: 1.0, 1: 2.0}}, [exp(kind="band", min=0, max=3, condition=HOSTILE)], HOSTILE,
+                         title=HOSTILE, failing={HOSTILE: [1]})
+    assert "<script" not in svg and "</svg>" not in svg[:-6] and "]]>" not in svg and "\n" not in svg
+    root = parse(svg)
+    assert title(root) == root.get("aria-label") == HOSTILE
+    assert groups(root, "mm-run")[0].get("data-run") == HOSTILE == title(groups(root, "mm-run")[0])
+    assert title(groups(root, "mm-mark")[0]) == describe(exp(kind="band", min=0, max=3, condition=HOSTILE), HOSTILE)
+    assert title(groups(root, "mm-failing")[0]).startswith(f"{HOSTILE}: step 1: 2 ")
+    assert svg == series_drawing({HOSTILE: {1: 2.0, 0: 1.0}}, [exp(kind="band", min=0, max=3, condition=HOSTILE)], HOSTILE,
+                                 title=HOSTILE, failing={HOSTILE: [1]})
+    assert root.get("width") == "100%" and root.get("height") is None
+    line_breaks = series_drawing({"a\nb": {0: 1.0}}, [], None, title="t\r\nu")
+    assert "\n" not in line_breaks and title(parse(line_breaks)) == "t  u"
+
+
+def test_no_steps_no_drawing() -> None:
+    assert series_drawing({}, EXPECTED, "s", title="t") == ""
+    assert series_drawing({"a": {}}, EXPECTED, "s", title="t") == ""

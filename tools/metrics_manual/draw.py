@@ -16,6 +16,7 @@ import decimal
 import hashlib
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -114,11 +115,11 @@ class Axis:
 def _domain(values: Sequence[float], integer: bool = False) -> tuple[float, float]:
     lo, hi = min(values), max(values)
     if lo == hi:
-        pad = 1.0 if integer or lo == 0 else abs(lo) * 0.1
-        return lo - pad, hi + pad
-    # A twentieth of the span on each side; at least one float step, so the ends stay off the numbers.
-    margin = max((hi / 2 - lo / 2) * 0.1, math.ulp(lo), math.ulp(hi))
-    return lo - margin, hi + margin
+        margin = 1.0 if integer or lo == 0 else abs(lo) * 0.1
+    else:  # a twentieth of the span on each side; at least one float step, so the ends stay off the numbers
+        margin = max((hi / 2 - lo / 2) * 0.1, math.ulp(lo), math.ulp(hi))
+    most = sys.float_info.max
+    return max(lo - margin, -most), min(hi + margin, most)
 
 
 def make_axis(values: Sequence[float], start: float, end: float, font: float = _TICK_FONT,
@@ -277,3 +278,209 @@ def _range_mark(e: Expectation, said: str, axis: Axis, y: float, uid: str) -> st
             f'<line x1="{_c(cx + half)}" y1="{_c(mid)}" x2="{_c(axis.end)}" y2="{_c(mid)}" {dots}/>'
             f'<text x="{_c(cx)}" y="{_c(mid + 3.5)}" text-anchor="middle" font-size="{_TICK_FONT}" '
             f'fill="currentColor">{words}</text></g>')
+
+
+# --- per-step curves of runs over their expected range ---------------------------------
+
+_PLOT_H = 170
+_LEGEND_ROW = 16
+_DOTS_UP_TO = 100
+
+
+def _thin(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """At most about MAX_POINTS of `points` (sorted by step): above that, each bucket of consecutive
+    steps keeps its first, lowest, highest and last finite value, and every non-finite one."""
+    if len(points) <= MAX_POINTS:
+        return points
+    size = math.ceil(len(points) / (MAX_POINTS // 4))
+    kept: list[tuple[int, float]] = []
+    for b in range(0, len(points), size):
+        bucket = points[b:b + size]
+        finite = [i for i, (_, v) in enumerate(bucket) if math.isfinite(v)]
+        keep = {i for i, (_, v) in enumerate(bucket) if not math.isfinite(v)}
+        if finite:
+            keep |= {finite[0], finite[-1], min(finite, key=lambda i: bucket[i][1]),
+                     max(finite, key=lambda i: bucket[i][1])}
+        kept += [bucket[i] for i in sorted(keep)]
+    return kept
+
+
+def _value_words(value: float, unit: str | None) -> str:
+    text = num(value) if math.isfinite(value) else {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}[repr(value)]
+    return f"{text} {unit}" if unit and math.isfinite(value) else text
+
+
+def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequence[Expectation],
+                   unit: str | None, *, title: str, failing: Mapping[str, Sequence[int]] | None = None) -> str:
+    """Per-step curves of one metric (one polyline per run name) over its expected band / median / exact
+    value, failing steps marked; one-line inline SVG.
+
+    x is the step, y the value. A band is shaded (a window band only over the first N steps
+    drawn, hatched), a median is a dashed line, an exact value a solid line (or a mark at its
+    step); presence has no value to draw. A non-finite value breaks its curve and is marked at
+    the plot's edge (NaN and infinity at the top, minus infinity at the bottom); a failing step
+    gets a ring with its own <title>, at the edge when its value is not finite or not logged.
+    Runs of more than MAX_POINTS steps are thinned (see `_thin`); failing steps are never
+    thinned away. Returns "" when no run has a step and no step fails.
+    """
+    failing = failing or {}
+    runs = {name: sorted((int(s), float(v)) for s, v in values.items()) for name, values in series.items()}
+    steps = [s for pts in runs.values() for s, _ in pts] + [int(s) for ss in failing.values() for s in ss]
+    if not steps:
+        return ""
+    finite = [v for pts in runs.values() for _, v in pts if math.isfinite(v)]
+    finite += [v for e in expectations for v in _numbers(e)]
+    uid = _uid("series", title, unit, [(n, p) for n, p in runs.items()], [e.model_dump_json() for e in expectations],
+               sorted((n, sorted(s)) for n, s in failing.items()))
+
+    top = 18.0 if unit else 8.0
+    y_axis = make_axis(finite or [0.0], top + _PLOT_H, top)
+    widest = max(_text_width(num(_tick_value(t)), _TICK_FONT) for t in y_axis.ticks)
+    left, right = max(28.0, widest + 10), WIDTH - 12.0
+    x_axis = make_axis(steps, left, right, integer=True)
+    bottom = top + _PLOT_H
+    parts: list[str] = []
+    if unit:
+        parts.append(f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(unit)}</text>')
+    parts.append(_plot_ticks(x_axis, y_axis, left, right, top, bottom))
+    for e in expectations:
+        parts.append(_expected_mark(e, describe(e, unit), x_axis, y_axis, sorted(set(steps)), uid))
+
+    nonfinite_y = {"nan": top, "inf": top, "-inf": bottom}
+    legend: list[tuple[str, str, str]] = []
+    for i, (name, pts) in enumerate(runs.items()):
+        colour, dash = _RUN_COLOURS[i % len(_RUN_COLOURS)], _RUN_DASHES[i % len(_RUN_DASHES)]
+        legend.append((name, colour, dash))
+        parts.append(_run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit))
+    for name, bad in failing.items():
+        values = series.get(name, {})
+        for s in sorted(set(bad)):
+            v = float(values[s]) if s in values else None
+            x = x_axis.at(s)
+            y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
+            said = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
+            value_attr = f' data-value="{v!r}"' if v is not None else ""
+            parts.append(f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
+                         f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(said)}</title>'
+                         f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>')
+
+    height, legend_svg = _legend(legend, left, bottom + 44)
+    label = _esc(title)
+    defs = (f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.12"/>'
+            f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-opacity="0.5" stroke-width="2"/></pattern>'
+            f'</defs>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-series" role="img" '
+            f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
+            f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
+            f'data-axis-x-min="{x_axis.lo!r}" data-axis-x-max="{x_axis.hi!r}" '
+            f'data-axis-y-min="{y_axis.lo!r}" data-axis-y-max="{y_axis.hi!r}" '
+            f'data-x-start="{_c(left)}" data-x-end="{_c(right)}" data-y-start="{_c(bottom)}" data-y-end="{_c(top)}">'
+            f'<title>{label}</title>{defs}{"".join(parts)}{legend_svg}</svg>')
+
+
+def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: float, bottom: float) -> str:
+    out = [f'<rect x="{_c(left)}" y="{_c(top)}" width="{_c(right - left)}" height="{_c(bottom - top)}" '
+           f'fill="none" stroke="currentColor" stroke-opacity="0.4"/>']
+    for t in x_axis.ticks:
+        x = _c(x_axis.at(t))
+        out.append(f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
+                   f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
+                   f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
+                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(num(_tick_value(t)))}</text></g>')
+    for t in y_axis.ticks:
+        y = _c(y_axis.at(t))
+        out.append(f'<g class="mm-tick mm-tick-y" data-value="{_tick_value(t)!r}" data-y="{y}">'
+                   f'<line x1="{_c(left - 4)}" y1="{y}" x2="{_c(right)}" y2="{y}" stroke="currentColor" '
+                   f'stroke-opacity="0.12"/><text x="{_c(left - 6)}" y="{_c(float(y) + 3.5)}" text-anchor="end" '
+                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(num(_tick_value(t)))}</text></g>')
+    out.append(f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
+               f'fill="currentColor">step</text>')
+    return "".join(out)
+
+
+def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps: list[int], uid: str) -> str:
+    title = f"<title>{_esc(said)}</title>"
+    left, right = x_axis.start, x_axis.end
+    if isinstance(e, Band):
+        y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
+        y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
+        x_end = right
+        if e.window:  # the run's first N steps: up to the N-th step drawn
+            x_end = (x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right)
+        attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (f' data-max="{e.max!r}"' if e.max is not None else "")
+        kind = "window" if e.window else "band"
+        fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
+        return (f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
+                f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
+                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>')
+    if isinstance(e, Median):
+        y = y_axis.at(e.value)
+        return (f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
+                f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
+                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
+                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>')
+    if isinstance(e, Exact):
+        y = y_axis.at(e.value)
+        if isinstance(e.at, AtStep):
+            x = x_axis.at(e.at.step)
+            line = (f'<line x1="{_c(x - 7)}" y1="{_c(y)}" x2="{_c(x + 7)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="3"/>'
+                    f'<line x1="{_c(x)}" y1="{_c(y - 7)}" x2="{_c(x)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>')
+            where = f' data-step="{e.at.step}" data-x="{_c(x)}"'
+        else:
+            line = f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="1.5"/>'
+            where = ""
+        return (f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-y="{_c(y)}"{where}>'
+                f'{title}{line}</g>')
+    return ""  # presence: every logged step is already a point of the curve
+
+
+def _run_curve(name: str, pts: list[tuple[int, float]], colour: str, dash: str, x_axis: Axis, y_axis: Axis,
+               edge: Mapping[str, float], unit: str | None) -> str:
+    stroke = f'stroke="{colour}" stroke-width="1.6" fill="none"' + (f' stroke-dasharray="{dash}"' if dash else "")
+    drawn = _thin(pts)
+    segments: list[list[tuple[int, float]]] = [[]]
+    marks: list[str] = []
+    for s, v in drawn:
+        if math.isfinite(v):
+            segments[-1].append((s, v))
+            continue
+        segments.append([])
+        x, y = x_axis.at(s), edge[repr(v)]
+        if math.isnan(v):  # a square on the top edge
+            shape = f'<rect x="{_c(x - 3)}" y="{_c(y - 3)}" width="6" height="6" fill="{colour}"/>'
+        else:  # a triangle pointing out of the plot, up or down
+            tip = -6 if v > 0 else 6
+            shape = f'<path d="M{_c(x - 4)} {_c(y)}L{_c(x + 4)} {_c(y)}L{_c(x)} {_c(y + tip)}z" fill="{colour}"/>'
+        marks.append(f'<g class="mm-nonfinite" data-step="{s}" data-value="{v!r}" data-x="{_c(x)}" data-y="{_c(y)}">'
+                     f'<title>{_esc(f"{name}: step {num(s)}: {_value_words(v, unit)}")}</title>{shape}</g>')
+    lines = []
+    for seg in segments:
+        if len(seg) == 1:
+            s, v = seg[0]
+            lines.append(f'<circle cx="{_c(x_axis.at(s))}" cy="{_c(y_axis.at(v))}" r="1.8" fill="{colour}"/>')
+        elif seg:
+            coords = " ".join(f"{_c(x_axis.at(s))},{_c(y_axis.at(v))}" for s, v in seg)
+            lines.append(f'<polyline points="{coords}" {stroke}/>')
+    if len(drawn) <= _DOTS_UP_TO:  # short runs: a dot per step shows where a step is missing
+        lines += [f'<circle cx="{_c(x_axis.at(s))}" cy="{_c(y_axis.at(v))}" r="1.4" fill="{colour}"/>'
+                  for seg in segments if len(seg) > 1 for s, v in seg]
+    return (f'<g class="mm-run" data-run="{_esc(name)}" data-points="{len(pts)}" data-drawn="{len(drawn)}">'
+            f'<title>{_esc(name)}</title>{"".join(lines)}{"".join(marks)}</g>')
+
+
+def _legend(entries: list[tuple[str, str, str]], left: float, y: float) -> tuple[float, str]:
+    """Run names with their stroke, flowed in rows under the plot; returns the drawing's height."""
+    out, x = [], left
+    for name, colour, dash in entries:
+        text = _clip(name, WIDTH / 2, _TICK_FONT)
+        width = 26 + _text_width(text, _TICK_FONT) + 14
+        if x > left and x + width > WIDTH - 8:
+            x, y = left, y + _LEGEND_ROW
+        dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<g class="mm-legend" data-run="{_esc(name)}"><title>{_esc(name)}</title>'
+                   f'<line x1="{_c(x)}" y1="{_c(y - 4)}" x2="{_c(x + 22)}" y2="{_c(y - 4)}" stroke="{colour}" '
+                   f'stroke-width="2"{dashes}/><text x="{_c(x + 26)}" y="{_c(y)}" font-size="{_TICK_FONT}" '
+                   f'fill="currentColor">{_esc(text)}</text></g>')
+        x += width
+    return y + 6, "".join(out)
