@@ -361,8 +361,9 @@ def test_series_text_stays_text_and_the_same_input_gives_the_same_bytes() -> Non
     assert svg == series_drawing({HOSTILE: {1: 2.0, 0: 1.0}}, [exp(kind="band", min=0, max=3, condition=HOSTILE)], HOSTILE,
                                  title=HOSTILE, failing={HOSTILE: [1]})
     assert root.get("width") == "100%" and root.get("height") is None
-    line_breaks = series_drawing({"a\nb": {0: 1.0}}, [], None, title="t\r\nu")
+    line_breaks = series_drawing({"a\nb\udc80\x00": {0: 1.0}}, [], None, title="t\r\nu")  # e.g. run names typed on a command line
     assert "\n" not in line_breaks and title(parse(line_breaks)) == "t  u"
+    assert groups(parse(line_breaks), "mm-run")[0].get("data-run") == "a b  "
 
 
 def test_no_steps_no_drawing() -> None:

@@ -5,10 +5,15 @@ external asset and no font download, so it sits inside Markdown as raw HTML and 
 offline. Same input, same bytes. Colours are `currentColor` for text and axes (light and
 dark schemes) and classes (`mm-band`, `mm-median` ...) let the site's CSS restyle marks.
 
-Every mark carries data attributes in the coordinate system of its axis (`data-x-min`,
-`data-x-max`, `data-x`, `data-y`) and the numbers it stands for (`data-min`, `data-max`,
-`data-value`, as `repr` of the number), so tests read the geometry instead of pixels.
-Wrap a drawing in a block element (e.g. `<div>`) in Markdown so it stays raw HTML.
+Every mark (`g.mm-mark`, `g.mm-tick`, `g.mm-run`, `g.mm-failing`, `g.mm-nonfinite`) carries
+data attributes in the coordinate system of its axis (`data-x-min`, `data-x-max`, `data-x`,
+`data-y`) and the numbers it stands for (`data-min`, `data-max`, `data-value`, `data-step`,
+as `repr` of the number); the root states the axes (`data-axis-min` ..., `data-x-start` ...).
+Tests read the geometry from them instead of pixels.
+
+Text from the source is written as character references where XML, HTML or Markdown would
+read syntax, so a drawing survives Markdown even inline; inside a block element (e.g. a
+`<div>`) Markdown also leaves it out of a `<p>`.
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ _RUN_COLOURS = ("#2a7ab9", "#d9822b", "#2f9e6e", "#b8457a", "#7a6cc4", "#8c7a2a"
 _RUN_DASHES = ("", "6 3", "2 2", "8 3 2 3")
 _SYNTAX = {c: f"&#{ord(c)};" for c in "&<>\"'|*_`[]\\{}~^#!$:="}
 _SYNTAX_RE = re.compile("[" + re.escape("".join(_SYNTAX)) + "]")
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\u2028\u2029\r\n\t]")
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029\r\n\t]")
 
 
 # --- text and numbers ----------------------------------------------------------------
@@ -106,6 +111,7 @@ class Axis:
     start: float
     end: float
     ticks: tuple[float, ...]
+    labels: tuple[str, ...]  # the ticks as phrase.num writes them
 
     def at(self, value: float) -> float:
         share = (value / 2 - self.lo / 2) / (self.hi / 2 - self.lo / 2)
@@ -131,10 +137,11 @@ def make_axis(values: Sequence[float], start: float, end: float, font: float = _
         ticks = nice_ticks(lo, hi, target)
         if integer:
             ticks = sorted({float(math.floor(t)) for t in ticks if t == math.floor(t)}) or ticks
-        widest = max(_text_width(num(t), font) for t in ticks)
+        labels = [num(_tick_value(t)) for t in ticks]
+        widest = max(_text_width(label, font) for label in labels)
         if len(ticks) < 2 or room / (len(ticks) - 1) > widest + font:
             break
-    return Axis(lo, hi, start, end, tuple(ticks))
+    return Axis(lo, hi, start, end, tuple(ticks), tuple(labels))
 
 
 def _tick_value(t: float) -> int | float:
@@ -176,14 +183,13 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     if not numbers:
         return ""
     words = [f"{title}: {describe(e, unit)}" for title, e in rows]
-    uid = _uid("range", [(t, e.model_dump_json()) for t, e in rows], unit)
+    uid = _uid("range", words, unit)  # the words state every number and text of the drawing
     pad = 12.0
     axis = make_axis(numbers, pad, WIDTH - pad)
     # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
-    first, last = num(axis.ticks[0]), num(axis.ticks[-1])
-    start = max(pad, _text_width(first, _TICK_FONT) / 2 + 2)
-    end = WIDTH - max(pad, _text_width(last, _TICK_FONT) / 2 + 2)
-    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks)
+    start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
+    end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
+    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks, axis.labels)
 
     marks: list[str] = []
     for i, ((title, e), said) in enumerate(zip(rows, words)):
@@ -202,7 +208,7 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     if unit:
         height += 13
         marks.append(f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
-                     f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(unit)}</text>')
+                     f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>')
     label = _esc("; ".join(words))
     defs = (f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
             f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.2"/>'
@@ -221,13 +227,13 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
 def _x_axis(axis: Axis, top: float, y: float) -> str:
     out = [f'<line class="mm-axis" x1="{_c(axis.start)}" y1="{_c(y)}" x2="{_c(axis.end)}" y2="{_c(y)}" '
            f'stroke="currentColor" stroke-opacity="0.6"/>']
-    for t in axis.ticks:
+    for t, label in zip(axis.ticks, axis.labels):
         x = _c(axis.at(t))
         out.append(f'<g class="mm-tick" data-value="{_tick_value(t)!r}" data-x="{x}">'
                    f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(y)}" stroke="currentColor" stroke-opacity="0.12"/>'
                    f'<line x1="{x}" y1="{_c(y)}" x2="{x}" y2="{_c(y + 4)}" stroke="currentColor" stroke-opacity="0.6"/>'
                    f'<text x="{x}" y="{_c(y + 15)}" text-anchor="middle" font-size="{_TICK_FONT}" '
-                   f'fill="currentColor">{_esc(num(_tick_value(t)))}</text></g>')
+                   f'fill="currentColor">{_esc(label)}</text></g>')
     return "".join(out)
 
 
@@ -296,11 +302,14 @@ def _thin(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
     kept: list[tuple[int, float]] = []
     for b in range(0, len(points), size):
         bucket = points[b:b + size]
-        finite = [i for i, (_, v) in enumerate(bucket) if math.isfinite(v)]
-        keep = {i for i, (_, v) in enumerate(bucket) if not math.isfinite(v)}
-        if finite:
-            keep |= {finite[0], finite[-1], min(finite, key=lambda i: bucket[i][1]),
-                     max(finite, key=lambda i: bucket[i][1])}
+        values = [v for _, v in bucket]
+        if all(map(math.isfinite, values)):  # the common case, at C speed
+            keep = {0, len(values) - 1, values.index(min(values)), values.index(max(values))}
+        else:
+            finite = [i for i, v in enumerate(values) if math.isfinite(v)]
+            keep = {i for i, v in enumerate(values) if not math.isfinite(v)}
+            if finite:
+                keep |= {finite[0], finite[-1], min(finite, key=values.__getitem__), max(finite, key=values.__getitem__)}
         kept += [bucket[i] for i in sorted(keep)]
     return kept
 
@@ -325,26 +334,33 @@ def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequ
     """
     failing = failing or {}
     runs = {name: sorted((int(s), float(v)) for s, v in values.items()) for name, values in series.items()}
-    steps = [s for pts in runs.values() for s, _ in pts] + [int(s) for ss in failing.values() for s in ss]
+    # The axes need only each run's extremes (runs can be long): steps are sorted, values are not.
+    steps = [s for pts in runs.values() if pts for s in (pts[0][0], pts[-1][0])]
+    steps += [int(s) for ss in failing.values() for s in ss]
     if not steps:
         return ""
-    finite = [v for pts in runs.values() for _, v in pts if math.isfinite(v)]
-    finite += [v for e in expectations for v in _numbers(e)]
-    uid = _uid("series", title, unit, [(n, p) for n, p in runs.items()], [e.model_dump_json() for e in expectations],
+    finite = [v for e in expectations for v in _numbers(e)]
+    for pts in runs.values():
+        values = [v for _, v in pts if math.isfinite(v)]
+        finite += [min(values), max(values)] if values else []
+    said = [describe(e, unit) for e in expectations]
+    # <defs> ids: from what tells drawings apart on one page, not from every point (cheap on long runs).
+    uid = _uid("series", title, unit, said, [(n, len(p), p[:1], p[-1:]) for n, p in runs.items()],
                sorted((n, sorted(s)) for n, s in failing.items()))
 
     top = 18.0 if unit else 8.0
     y_axis = make_axis(finite or [0.0], top + _PLOT_H, top)
-    widest = max(_text_width(num(_tick_value(t)), _TICK_FONT) for t in y_axis.ticks)
+    widest = max(_text_width(label, _TICK_FONT) for label in y_axis.labels)
     left, right = max(28.0, widest + 10), WIDTH - 12.0
     x_axis = make_axis(steps, left, right, integer=True)
     bottom = top + _PLOT_H
     parts: list[str] = []
     if unit:
-        parts.append(f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(unit)}</text>')
+        parts.append(f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>')
     parts.append(_plot_ticks(x_axis, y_axis, left, right, top, bottom))
-    for e in expectations:
-        parts.append(_expected_mark(e, describe(e, unit), x_axis, y_axis, sorted(set(steps)), uid))
+    all_steps = sorted({s for pts in runs.values() for s, _ in pts})
+    for e, words in zip(expectations, said):
+        parts.append(_expected_mark(e, words, x_axis, y_axis, all_steps, uid))
 
     nonfinite_y = {"nan": top, "inf": top, "-inf": bottom}
     legend: list[tuple[str, str, str]] = []
@@ -353,15 +369,15 @@ def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequ
         legend.append((name, colour, dash))
         parts.append(_run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit))
     for name, bad in failing.items():
-        values = series.get(name, {})
+        logged = series.get(name, {})
         for s in sorted(set(bad)):
-            v = float(values[s]) if s in values else None
+            v = float(logged[s]) if s in logged else None
             x = x_axis.at(s)
             y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
-            said = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
+            ring = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
             value_attr = f' data-value="{v!r}"' if v is not None else ""
             parts.append(f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
-                         f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(said)}</title>'
+                         f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'
                          f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>')
 
     height, legend_svg = _legend(legend, left, bottom + 44)
@@ -382,18 +398,18 @@ def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequ
 def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: float, bottom: float) -> str:
     out = [f'<rect x="{_c(left)}" y="{_c(top)}" width="{_c(right - left)}" height="{_c(bottom - top)}" '
            f'fill="none" stroke="currentColor" stroke-opacity="0.4"/>']
-    for t in x_axis.ticks:
+    for t, label in zip(x_axis.ticks, x_axis.labels):
         x = _c(x_axis.at(t))
         out.append(f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
                    f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
                    f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
-                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(num(_tick_value(t)))}</text></g>')
-    for t in y_axis.ticks:
+                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>')
+    for t, label in zip(y_axis.ticks, y_axis.labels):
         y = _c(y_axis.at(t))
         out.append(f'<g class="mm-tick mm-tick-y" data-value="{_tick_value(t)!r}" data-y="{y}">'
                    f'<line x1="{_c(left - 4)}" y1="{y}" x2="{_c(right)}" y2="{y}" stroke="currentColor" '
                    f'stroke-opacity="0.12"/><text x="{_c(left - 6)}" y="{_c(float(y) + 3.5)}" text-anchor="end" '
-                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(num(_tick_value(t)))}</text></g>')
+                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>')
     out.append(f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
                f'fill="currentColor">step</text>')
     return "".join(out)
