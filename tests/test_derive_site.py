@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import html as html_text
+import re
 import http.server
 import shutil
 import threading
@@ -11,6 +13,7 @@ import pytest
 
 from conftest import REPO, run_cli
 from derive_helpers import seed_run, seeds_project, write_runs
+from metrics_manual.curves import ReferenceCurves
 from metrics_manual.load import load_manual
 from test_browser import CHROMIUM_ARGS, _Quiet
 from test_site import mkdocs_build
@@ -33,6 +36,26 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert result.returncode == 0, result.stdout + result.stderr
     assert run_cli("build", cwd=root).returncode == 0
     return root
+
+
+def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> None:
+    manual = load_manual(derived)
+    curves = ReferenceCurves(manual, derived)
+    captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
+    for metric in manual.metrics.values():
+        html = curves(metric)
+        if metric.key not in captured:
+            assert html == ""
+            continue
+        assert html.count("<svg") == 1 and html.startswith('<div class="mm-curves"'), metric.key
+        title = re.search(r"<svg[^>]*><title>([^<]*)</title>", html)
+        assert title and html_text.unescape(title.group(1)).startswith(metric.key) and all(name in title.group(1) for name in RUNS)
+        assert html.count("\n") == 1  # one line: Markdown never breaks an inline SVG apart
+
+
+def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path) -> None:
+    manual = load_manual(derived)
+    assert all(ReferenceCurves(manual, tmp_path)(m) == "" for m in manual.metrics.values())  # the captures are not there
 
 
 def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:

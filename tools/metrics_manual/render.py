@@ -11,6 +11,7 @@ from typing import Any
 
 import jinja2
 
+from .curves import page_context
 from .errors import Finding, SourceError
 from .fieldref import field_reference
 from .load import Manual
@@ -92,6 +93,7 @@ def render_pages(manual: Manual, root: Path) -> dict[str, str]:
     templates = root / "templates"
     env = environment(templates)
     context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
+    context.update(page_context(manual, root))  # reference curves of captures in the project
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():
         raise SourceError([Finding(f"templates/{PAGES}", 1, 1, "folder is missing: the page templates live there")])
