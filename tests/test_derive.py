@@ -188,13 +188,21 @@ def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -
 
 def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
     root, runs, args = seeds
-    assert run_cli("derive", "--profile", "seeds", *args, "--skip-first", "2", "--metric", "train/grad_norm", "--write", cwd=root).returncode == 0
+    capture = ("--capture-to", "ranges/captures")  # in the project, so check re-judges with the warm-up left out
+    assert run_cli("derive", "--profile", "seeds", *args, "--skip-first", "2", "--metric", "train/grad_norm", *capture, "--write", cwd=root).returncode == 0
     band, window = load_manual(root).profile("seeds").expectations["train/grad_norm"]
     later = [v for run in runs.values() for s, v in sorted(run.series["train/grad_norm"].items())[2:]]
     assert (band.min, band.max) == (_outward(min(later), 3, False), _outward(max(later), 3, True))
     assert band.condition == "after the first two steps" and window.window.first == 2 and "two steps" not in (window.condition or "")
     assert load_manual(root).profile("seeds").sources["seed-1"].skip_first == 2
+    assert run_cli("derive", "--profile", "seeds", *args, "--skip-first", "2", "--metric", "rollout/raw_reward", *capture, "--write",
+                   cwd=root).returncode == 0
+    reward = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0]
+    later = [v for run in runs.values() for s, v in sorted(run.series["rollout/raw_reward"].items())[2:STEPS]]
+    assert (reward.min, reward.max, reward.steps) == (_outward(min(later), 3, False), _outward(max(later), 3, True), STEPS)
     assert run_cli("build", cwd=root).returncode == 0
+    checked = run_cli("check", cwd=root)
+    assert checked.returncode == 0, checked.stdout  # check leaves the warm-up out too
 
 
 @pytest.mark.parametrize("method", ["percentile:5,95", "sigma:2"])

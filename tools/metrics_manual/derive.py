@@ -146,17 +146,19 @@ def _finite(runs: dict[str, list[float]]) -> list[str]:
 
 
 def covered_steps(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None) -> list[tuple[int, float]]:
-    """(step, value) of `key` at the steps `e` covers: a window's first N steps, else the steps
-    after the warm-up, up to the expectation's step count (a proposal: up to `limit`)."""
+    """(step, value) of `key` at the steps `e` covers: a window's first N steps, else the run's
+    first `steps` steps (a proposal: the setup's) less the first `skip_first` (warm-up).
+
+    The same steps `judge` covers with the warm-up steps excluded, so `check` re-judges a
+    derived range on exactly the values it was derived from.
+    """
     series = run.series.get(key, {})
     steps = sorted(series)
     if isinstance(e, Band) and e.window:
         steps = steps[: e.window.first]
     else:
-        steps = steps[skip_first:]
         count = e.steps if e is not None else limit
-        if count:
-            steps = steps[:count]
+        steps = steps[:count][skip_first:] if count else steps[skip_first:]
     return [(s, series[s]) for s in steps]
 
 
@@ -186,7 +188,7 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) ->
         new["max"] = round_up(hi, o.digits)
     counts = [len(vs) for vs in per_run.values()]
     if e is None or (e.steps and not e.window):
-        new["steps"] = min(counts)
+        new["steps"] = min(counts) + o.skip_first  # the run's steps, warm-up included: the condition says what is left out
     out.values = new
     where = f"first {e.window.first} steps" if e and e.window else f"{min(counts)} steps per run"
     out.summary = f"{len(values)} values ({where}): min {num(min(values))}, max {num(max(values))}; {o.method}"
@@ -202,7 +204,7 @@ def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options
     medians = {name: statistics.median(vs) for name, vs in per_run.items()}
     value = statistics.median(medians.values())
     out.values = ({"kind": "median"} if e is None else {}) | {"value": round_near(value, o.digits),
-                                                              "steps": min(len(vs) for vs in per_run.values())}
+                                                              "steps": min(len(vs) for vs in per_run.values()) + o.skip_first}
     spread = max(medians.values()) - min(medians.values())
     rel = f" ({num(round_near(100 * spread / abs(value), 2))}% of the median)" if value else ""
     runs_text = ", ".join(f"{name} {num(round_near(m, o.digits + 1))}" for name, m in medians.items())
