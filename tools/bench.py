@@ -148,7 +148,7 @@ def derive_figures(tmp: Path) -> None:
             path.write_text(capture_text(run, keys), "utf-8")
             args.append(f"--run=s{seed}={path}")
         size = (root / f"run1-{steps}.jsonl").stat().st_size
-        wall, rss = timed([str(Path(sys.executable).parent / "metrics-manual"), "derive", "--profile", "bench", *args,
+        wall, rss = timed([sys.executable, "-m", "metrics_manual", "derive", "--profile", "bench", *args,
                            "--capture-to", str(root / "ranges" / "captures")], root)
         print(f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
               f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB")
