@@ -191,7 +191,12 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) ->
         new["steps"] = min(counts) + o.skip_first  # the run's steps, warm-up included: the condition says what is left out
     out.values = new
     where = f"first {e.window.first} steps" if e and e.window else f"{min(counts)} steps per run"
-    out.summary = f"{len(values)} values ({where}): min {num(min(values))}, max {num(max(values))}; {o.method}"
+    written = " to ".join(num(new[b]) if b in new else "-" for b in ("min", "max"))
+    outside = sum(1 for v in values if ("min" in new and v < new["min"]) or ("max" in new and v > new["max"]))
+    if outside:  # percentile and sigma envelopes leave the extremes out by design
+        written += f" ({outside} of the values lie outside it: check reports them when the captures are in the project)"
+    out.summary = (f"{len(values)} values ({where}): min {num(min(values))}, max {num(max(values))}; "
+                   f"{o.method}, {o.digits} digits outward: {written}")
     return out
 
 
