@@ -289,3 +289,22 @@ def test_proposals_cover_the_setup_steps_of_longer_runs(seeds, tmp_path: Path) -
     assert (e["rollout/response_lengths"][0].min, e["rollout/response_lengths"][0].max, e["rollout/response_lengths"][0].steps) == (
         _outward(min(first), 3, False), _outward(max(first), 3, True), STEPS)
     assert e["perf/rollout_time"][0].steps == STEPS
+
+
+def test_check_judges_only_captures_inside_the_project(seeds, tmp_path: Path) -> None:
+    root, _, args = seeds
+    # Runs outside the project: recorded with their SHA-256, but check cannot hold the ranges against them.
+    assert run_cli("derive", "--profile", "seeds", *args, "--write", cwd=root).returncode == 0
+    assert run_cli("build", cwd=root).returncode == 0
+    for path in (tmp_path / "runs").iterdir():
+        path.write_text("", "utf-8")
+    assert run_cli("check", cwd=root).returncode == 0
+    # A capture inside the project that is gone is a finding.
+    paths = write_runs(tmp_path / "again", {f"seed-{i}": seed_run(i) for i in (1, 2, 3)})
+    assert run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--capture-to", "ranges/captures",
+                   "--write", cwd=root).returncode == 0
+    assert run_cli("build", cwd=root).returncode == 0
+    (root / "ranges/captures/seed-3.jsonl").unlink()
+    missing = run_cli("check", cwd=root)
+    assert missing.returncode == 1
+    assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seed-3.jsonl is missing", missing.stdout, re.M), missing.stdout
