@@ -41,8 +41,10 @@ class ReferenceCurves:
                 title = f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
                 svg = series_drawing(series, profile.expectations.get(key, []), metric.unit, title=title)
                 if svg:
-                    blocks.append(f'<div class="mm-curves" data-search-exclude>{svg}</div>\n')
-        return "\n".join(blocks)
+                    blocks.append(f'\n- <span class="mm-curves" data-search-exclude>{svg}</span>')
+        # Items of the entry's list, each after a line break: a template calls it as {{- curves(metric) }}
+        # at the end of a line, so a metric without curves adds nothing, not even a blank line.
+        return "".join(blocks)
 
 
 def page_context(manual: Manual, root: Path) -> dict[str, object]:
@@ -51,13 +53,16 @@ def page_context(manual: Manual, root: Path) -> dict[str, object]:
 
 
 def captures_note(root: Path, profile: Profile) -> str:
-    """What the profile page says of its captures: in the repository (checked, drawn) or not."""
+    """What the profile page says of its captures: in the repository (checked, drawn) or not.
+
+    A paragraph after a blank line (so it never joins a list above it), or "" without captures.
+    """
     captures = [s for s in profile.sources.values() if isinstance(s, CaptureSource)]
     if not captures:
         return ""
     inside = captures_in_repo(root, profile)
     if not inside:
-        return ("The captures these ranges come from are not in this repository: `metrics-manual check` cannot hold "
+        return ("\nThe captures these ranges come from are not in this repository: `metrics-manual check` cannot hold "
                 "the ranges against them, and the manual draws no reference curves for them.")
-    return ("The captures of the runs these ranges were derived from are in this repository: `metrics-manual check` "
+    return ("\nThe captures of the runs these ranges were derived from are in this repository: `metrics-manual check` "
             "holds the ranges against them and reports a changed file, and each metric's entry draws their curves.")
