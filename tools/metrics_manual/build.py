@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from .export import render_exports, source_schemas
+from .judge import verdict_schemas
 from .load import Manual, gc_paused, load_manual
 from .render import render_pages
 
@@ -23,5 +24,6 @@ def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str
     """Everything `build` writes, path relative to root -> text. Raises SourceError."""
     with gc_paused():
         manual = manual or load_manual(root)
-        files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas()}
+        files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas(),
+                 **verdict_schemas()}
     return manual, files

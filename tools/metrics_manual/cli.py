@@ -14,6 +14,7 @@ from .build import generate, site_url
 from .errors import ManualError, SourceError, UsageError, format_findings
 from .export import FORMATS, export_document, export_text
 from .files import write_files
+from .judge_cli import judge_command
 from .load import did_you_mean, load_manual
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
@@ -144,6 +145,8 @@ def export(root: str | None, profile_id: str, fmt: str, output: str | None) -> N
     except OSError as exc:
         fail(UsageError(f"cannot write {output}: {exc.strerror}"))
 
+
+main.add_command(judge_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -185,6 +185,9 @@ class Median(_Expectation):
     kind: Literal["median"]
     value: Number
     steps: PositiveInt = Field(description="The median is over this many steps.")
+    tolerance: Annotated[Number, Field(gt=0)] | None = Field(
+        None, description="Relative tolerance a run's median may differ by (0.05 = 5%), when the source gives one; "
+        "metrics-manual judge uses --rtol otherwise.")
 
 
 class Exact(_Expectation):
