@@ -19,9 +19,9 @@ def check(root: Path, *args: str):
 
 def test_build_writes_only_changed_files(tiny: Path) -> None:
     first = build(tiny)
-    assert first.endswith("11 written, 0 unchanged, 0 removed\n")
+    assert first.endswith("12 written, 0 unchanged, 0 removed\n")
     stamps = {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
-    assert build(tiny).endswith("0 written, 11 unchanged, 0 removed\n")
+    assert build(tiny).endswith("0 written, 12 unchanged, 0 removed\n")
     assert stamps == {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
     profile = tiny / "ranges/profiles/tiny.yaml"
     profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
@@ -133,12 +133,14 @@ def test_drift_stray_generated_file(tiny: Path) -> None:
     (tiny / "docs/export/notes.txt").write_text("left here\n", "utf-8")
     result = check(tiny)
     assert result.returncode == 1
-    for rel in ("docs/profiles/old.md", "docs/export/old.json", "docs/export/notes.txt"):
+    for rel in ("docs/profiles/old.md", "docs/export/old.json"):
         assert f"{rel}:1:1: error: stray generated file: build no longer makes it; run `metrics-manual build` to remove it" in result.stdout
+    # A file build never made is the user's: check says so, and build never deletes it.
+    assert ("docs/export/notes.txt:1:1: error: file in the export folder that build does not make; move it out of "
+            "docs/export/ (build never deletes a file it did not write)") in result.stdout
     out = build(tiny)
     assert "removed stray docs/profiles/old.md" in out
     assert not (tiny / "docs/profiles/old.md").exists()
-    # A file build never made is the user's: build leaves it, check keeps asking for it to go.
     assert (tiny / "docs/export/notes.txt").exists()
     (tiny / "docs/export/notes.txt").unlink()
     assert check(tiny).returncode == 0
@@ -185,30 +187,29 @@ def test_the_repository_agrees_with_its_source() -> None:
 
 def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None:
     from metrics_manual import files as files_mod
-    from metrics_manual.build import generate
+    from metrics_manual.build import build as build_in_process
+    from metrics_manual.files import WriteError
 
     build(tiny)
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     before = snapshot(tiny)
-    _, files = generate(tiny)
     calls = []
+    real_write = files_mod.write_text
 
     def fail_staging(*args, **kwargs):
         calls.append(args)
         if len(calls) == 3:
             raise OSError(28, "No space left on device")
-        return real_mkstemp(*args, **kwargs)
+        return real_write(*args, **kwargs)
 
-    real_mkstemp = files_mod.tempfile.mkstemp
-    monkeypatch.setattr(files_mod.tempfile, "mkstemp", fail_staging)
+    monkeypatch.setattr(files_mod, "write_text", fail_staging)
     try:
-        files_mod.write_files(tiny, files)
-    except OSError:
-        pass
+        build_in_process(tiny)
+    except WriteError as err:
+        assert "No space left on device; nothing was changed" in str(err)
     else:
         raise AssertionError("the write should have failed")
     assert snapshot(tiny) == before
-    assert not list(tiny.rglob('*.tmp'))
 
 
 def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
@@ -223,4 +224,3 @@ def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
     assert result.stderr.startswith("error: cannot write ")
     assert "Traceback" not in result.stderr
     assert snapshot(tiny) == before
-    assert not list(tiny.rglob("*.tmp"))

@@ -1,17 +1,17 @@
 """`metrics-manual judge`: is this run normal? One verdict per expectation of a profile."""
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from .build import site_url
-from .errors import Finding, ManualError, UsageError, format_findings
+from .errors import Finding, ManualError, UsageError
+from .errors import report as report_findings
 from .export import export_document
+from .files import write_file
 from .judge import DEFAULT_RTOL, judge
 from .load import did_you_mean, load_manual
 from .runs import FORMATS, RunInputError, read_run
@@ -39,26 +39,15 @@ def parse_steps(text: str) -> list[int]:
 
 def _fail(message: str | list[Finding], fmt: str = "text") -> None:
     if isinstance(message, list):
-        click.echo(format_findings(message, "github" if fmt == "github" else "text"), err=True)
+        click.echo(report_findings(message, "github" if fmt == "github" else "text"), err=True)
     else:
         click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_INPUT)
 
 
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 @click.command("judge")
 @click.option("--root", "root", type=click.Path(file_okay=False), default=None,
-              help="Project root: the folder with ranges/ (default: current folder).")
+              help="Project root: the folder with ranges/ (default: found upwards from here).")
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to judge the run against.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(OUTPUTS), default="text", show_default=True, help="How verdicts are printed.")
@@ -82,10 +71,10 @@ def judge_command(root: str | None, profile_id: str, paths: tuple[Path, ...], fm
         _fail(f"--exclude-steps: {exc}")
     if not rtol > 0 or rtol != rtol or rtol == float("inf"):
         _fail(f"--rtol must be a number above 0, got {rtol}")
+    from .cli import fail, find_root  # cli registers this command: import it only when the command runs
+
     try:
-        project = Path(root or ".").resolve()
-        if not (project / "ranges").is_dir():
-            raise UsageError(f"no ranges/ folder in {project}; run from the project root or pass --root DIR")
+        project = find_root(root)
         manual = load_manual(project)
         ids = [p.id for p in manual.profiles]
         if profile_id not in ids:
@@ -96,16 +85,14 @@ def judge_command(root: str | None, profile_id: str, paths: tuple[Path, ...], fm
         _fail(err.findings, fmt)
         return
     except ManualError as err:
-        from .cli import fail
-
         fail(err)
     result = judge(profile, run, rtol=rtol, exclude_steps=excluded)
     if report is not None:
         from .judge_report import report_html
 
         try:
-            _write(report, report_html(result, run, profile))
-        except OSError as exc:
-            _fail(f"cannot write {report}: {exc.strerror}")
+            write_file(report, report_html(result, run, profile))
+        except ManualError as err:
+            fail(err)
     click.echo(render(result, fmt), nl=False)
     sys.exit(result.exit_code)
