@@ -28,6 +28,7 @@ from .phrase import describe, num
 from .run import Run
 
 DEFAULT_RTOL = 0.10
+LISTED = 1000  # failing steps listed per result: a run failing everywhere must not print a book
 SCHEMA_VERSION: Literal[1] = 1
 Verdict = Literal["pass", "fail", "error"]
 NonFinite = Literal["NaN", "Infinity", "-Infinity"]
@@ -62,7 +63,8 @@ class Result(_Out):
     verdict: Verdict
     steps_judged: int
     steps_expected: int = Field(description="Steps the expectation covers; more than steps_judged on a short run.")
-    failing_steps: list[Point] = Field(default_factory=list)
+    failing_steps: list[Point] = Field(default_factory=list, description=f"The failing steps, in order: the first {LISTED:,}.")
+    failing_count: int = Field(0, description="How many steps failed (all of them, also past the listed ones).")
     observed: Observed
     condition: str | None = Field(None, description="When the expectation holds, in words.")
     tolerance: float | None = Field(None, description="median: the relative tolerance used.")
@@ -165,10 +167,13 @@ def _of(c: Case, n: int) -> str:
     return f"{num(n)} of {num(c.expected_count)} steps"
 
 
-def _listed(points: list[Point], most: int = 5) -> str:
-    def one(p: Point) -> str:
-        v = "not logged" if p.value is None else p.value if isinstance(p.value, str) else num(p.value)
-        return f"step {num(p.step)}: {v}"
+Failing = list[tuple[int, Union[float, None]]]  # (step, value; None: not logged), light for runs failing everywhere
+
+
+def _listed(points: Failing, most: int = 5) -> str:
+    def one(p: tuple[int, float | None]) -> str:
+        value = _point(*p).value
+        return f"step {num(p[0])}: {'not logged' if value is None else value if isinstance(value, str) else num(value)}"
 
     text = ", ".join(one(p) for p in points[:most])
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
@@ -178,11 +183,11 @@ def _judged(c: Case) -> list[tuple[int, float]]:
     return [(s, c.values[s]) for s in c.covered if s in c.values]
 
 
-def band(c: Case) -> tuple[Verdict, list[Point], str, dict[str, object]]:
+def band(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
     assert isinstance(c.e, Band)
     e = c.e
     points = _judged(c)
-    bad = [_point(s, v) for s, v in points if not e.contains(v)]
+    bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
     obs = _observed(points)
     where = (f"max {num(obs.max)} at step {num(obs.max_step)}, min {num(obs.min)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
              if obs.max is not None else "no finite value")
@@ -191,7 +196,7 @@ def band(c: Case) -> tuple[Verdict, list[Point], str, dict[str, object]]:
     return "pass", [], f"{where}; {_of(c, len(points))} judged", {}
 
 
-def median(c: Case) -> tuple[Verdict, list[Point], str, dict[str, object]]:
+def median(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
     assert isinstance(c.e, Median)
     e = c.e
     own = e.tolerance
@@ -210,27 +215,27 @@ def median(c: Case) -> tuple[Verdict, list[Point], str, dict[str, object]]:
     return ("pass" if ok else "fail"), [], text, extra
 
 
-def exact(c: Case) -> tuple[Verdict, list[Point], str, dict[str, object]]:
+def exact(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
     assert isinstance(c.e, Exact)
     e = c.e
     points = _judged(c)
     if isinstance(e.at, AtStep) and not points:
-        return "error", [Point(step=e.at.step, value=None)], f"not logged at step {num(e.at.step)}", {}
-    bad = [_point(s, v) for s, v in points if not e.contains(v)]
+        return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", {}
+    bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
     if bad:
         return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad)}", {}
     return "pass", [], f"{num(e.value)} at {_of(c, len(points))}" if len(points) != 1 else f"{num(e.value)} at step {num(points[0][0])}", {}
 
 
-def presence(c: Case) -> tuple[Verdict, list[Point], str, dict[str, object]]:
-    missing = [Point(step=s, value=None) for s in c.covered if s not in c.values]
+def presence(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
+    missing: Failing = [(s, None) for s in c.covered if s not in c.values]
     if missing:
-        listed = ", ".join(num(p.step) for p in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        listed = ", ".join(num(p[0]) for p in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
         return "fail", missing, f"not logged at {_of(c, len(missing))}: step{'s' if len(missing) > 1 else ''} {listed}", {}
     return "pass", [], f"logged at {_of(c, len(c.covered))}", {}
 
 
-RULES: dict[str, Callable[[Case], tuple[Verdict, list[Point], str, dict[str, object]]]] = {
+RULES: dict[str, Callable[[Case], tuple[Verdict, Failing, str, dict[str, object]]]] = {
     "band": band, "median": median, "exact": exact, "presence": presence,
 }
 
@@ -257,24 +262,25 @@ def judge(profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclu
     results: list[Result] = []
     not_judged: list[NotJudged] = []
     ranged: set[str] = set()
+    reached = _Reached(run)
     for m in profile.metrics:
         keys = m.members or [m.key]
         if not m.expectations:
             for key in keys:
-                logged = "logged by the run" if key in run.series else "not logged by the run"
+                logged = "logged by the run" if key in run.series or key in run.unread else "not logged by the run"
                 not_judged.append(NotJudged(metric=key, reason=f"the profile gives no range ({logged})"))
             continue
         ranged.update(keys)
         for key in keys:
             for i, e in enumerate(m.expectations):
-                r = _one(m, key, i, e, run, excluded, rtol)
+                r = _one(m, key, i, e, run, reached, excluded, rtol)
                 if isinstance(r, NotJudged):
                     not_judged.append(r)
                 else:
                     results.append(r)
     catalog = {k for m in profile.metrics for k in (m.key, *m.members)}
     step_keys = set(run.step_keys.values())
-    for key in sorted(run.series):
+    for key in sorted({*run.series, *run.unread}):
         if key not in catalog and key not in step_keys:
             not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
     problems = [Problem(path=f.path, line=f.line, col=f.col, severity="warning" if f.severity == "warning" else "error",
@@ -291,6 +297,11 @@ def judge(profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclu
     )
 
 
+def judged_keys(profile: ProfileExport) -> set[str]:
+    """The keys whose values a judgement reads: read_run(keys=...) keeps only these."""
+    return {k for m in profile.metrics if m.expectations for k in (m.members or [m.key])}
+
+
 def _steps_seen(run: Run) -> dict[str, StepsSeen]:
     out = {}
     for sk in sorted(set(run.step_keys.values())):
@@ -300,10 +311,23 @@ def _steps_seen(run: Run) -> dict[str, StepsSeen]:
     return out
 
 
-def _one(m: MetricExport, key: str, i: int, e: Expectation, run: Run, excluded: set[int], rtol: float) -> Result | NotJudged:
+class _Reached(dict):  # type: ignore[type-arg]
+    """Step key -> the steps the run reached, computed once per step key."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__()
+        self.run = run
+
+    def __missing__(self, sk: str) -> list[int]:
+        self[sk] = steps = self.run.reached(sk)
+        return steps
+
+
+def _one(m: MetricExport, key: str, i: int, e: Expectation, run: Run, reached_by: _Reached, excluded: set[int],
+         rtol: float) -> Result | NotJudged:
     values = run.series.get(key)
     sk = run.step_key(key)
-    reached = run.reached(sk) if sk else sorted(values or {})
+    reached = reached_by[sk] if sk else sorted(values or {})
     covered, expected_count = covered_steps(e, reached)
     covered = [s for s in covered if s not in excluded]
     base = dict(metric=key, expectation=i, kind=e.kind, expected=describe(e, m.unit), condition=e.condition,
@@ -316,16 +340,17 @@ def _one(m: MetricExport, key: str, i: int, e: Expectation, run: Run, excluded: 
         return NotJudged(metric=key, expectation=i, reason=why)
     case = Case(key, e, values, covered, expected_count, rtol)
     points = _judged(case)
-    bad = [_point(s, v) for s, v in points if not math.isfinite(v)]
+    bad: Failing = [(s, v) for s, v in points if not math.isfinite(v)]
     if bad:
-        return Result(**base, verdict="error", steps_judged=len(points), failing_steps=bad,  # type: ignore[arg-type]
+        return Result(**base, verdict="error", steps_judged=len(points), failing_steps=[_point(*p) for p in bad[:LISTED]], failing_count=len(bad),  # type: ignore[arg-type]
                       observed=_observed(points), reason=f"non-finite value at {_of(case, len(bad))}: {_listed(bad)}")
     if not points and not isinstance(e, (Presence, Exact)):
         return Result(**base, verdict="error", steps_judged=0, observed=Observed(),  # type: ignore[arg-type]
                       reason=f"no value at the {_of(case, len(covered))} it covers")
     verdict, failing, reason, extra = RULES[e.kind](case)
     return Result(**base, verdict=verdict, steps_judged=len(points) if not isinstance(e, Presence) else len(covered),  # type: ignore[arg-type]
-                  failing_steps=failing, observed=_observed(points), reason=reason, **extra)  # type: ignore[arg-type]
+                  failing_steps=[_point(*p) for p in failing[:LISTED]], failing_count=len(failing), observed=_observed(points), reason=reason,  # type: ignore[arg-type]
+                  **extra)
 
 
 def findings(j: Judgement) -> list[Finding]:

@@ -27,6 +27,8 @@ class Run:
     # Namespace -> the key that holds its step (the catalog's step_keys): judge needs it
     # to know which steps a metric's run reached.
     step_keys: dict[str, str] = field(default_factory=dict)
+    # Keys the run logged whose values were not kept (read_run's `keys` filter).
+    unread: set[str] = field(default_factory=set)
 
     def steps(self, key: str) -> list[int]:
         """The steps at which `key` was logged, in order."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Collection, Iterator, Mapping, Sequence
 
 import click
 
@@ -69,13 +69,14 @@ def _files(paths: Sequence[Path], input_format: str) -> Iterator[tuple[Path, str
 
 
 def read_run(paths: Sequence[Path], catalog: Catalog | Mapping[str, str], input_format: str = "auto",
-             progress: bool | None = None) -> Run:
+             progress: bool | None = None, keys: Collection[str] | None = None) -> Run:
     """Read every part of one run and merge them: metric key -> step -> value.
 
     `catalog` gives the step keys (or pass its `step_keys` mapping). `progress`: a bar on
     stderr; None shows it when stderr is a terminal and the input is large. Raises
     RunInputError for a missing or unknown file; problems inside files (corrupt lines, a
-    cut last line) are in `Run.problems`.
+    cut last line) are in `Run.problems`. `keys`: keep only these keys' values (the others
+    are named in `Run.unread`); None keeps every key.
     """
     if input_format != "auto" and input_format not in FORMATS:
         raise RunInputError([Finding("--input-format", 1, 1, f"unknown form {input_format!r}; one of: auto, {', '.join(FORMATS)}")])
@@ -89,9 +90,9 @@ def read_run(paths: Sequence[Path], catalog: Catalog | Mapping[str, str], input_
     run = Run(paths=[str(p) for p in paths], step_keys=dict(step_keys))
     if progress:
         with click.progressbar(length=total, label="reading the run", file=sys.stderr) as bar:
-            _read(files, Collector(step_keys, bar.update), run)
+            _read(files, Collector(step_keys, bar.update, keys), run)
     else:
-        _read(files, Collector(step_keys), run)
+        _read(files, Collector(step_keys, keys=keys), run)
     return run
 
 
@@ -105,3 +106,4 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
             run.formats.append(form)
     run.series = out.series
     run.problems = out.problems
+    run.unread = out.unread - set(out.series) - out.step_key_set

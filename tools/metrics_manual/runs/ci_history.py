@@ -36,7 +36,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 if step is None or value is None:
                     out.problem(rel, n, f"{key}: point {i} is not [step, value]: {json.dumps(point)[:80]}")
                     continue
-                if out.step_key(key) is None and key in out.step_key_set:
+                if key in out.step_key_set:
                     out.put_step(key, step)
-                else:
+                elif out.step_key(key) is not None or (out.keys is None and key not in out.unread):
                     out.put(key, step, value)

@@ -7,7 +7,7 @@ the size of the logs.
 from __future__ import annotations
 
 import math
-from typing import IO, Any, Callable, Iterator, Mapping
+from typing import IO, Any, Callable, Collection, Iterator, Mapping
 
 from ..errors import Finding
 
@@ -18,22 +18,30 @@ NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 class Collector:
     """Series by metric key and step, the problems found, and the step keys that place values."""
 
-    def __init__(self, step_keys: Mapping[str, str], progress: Progress | None = None) -> None:
+    def __init__(self, step_keys: Mapping[str, str], progress: Progress | None = None,
+                 keys: Collection[str] | None = None) -> None:
         self.step_keys = dict(step_keys)
+        # Only these keys' values are kept (None: all); the others are only named in `unread`,
+        # so a run of many keys costs memory only for the keys that are judged.
         self.step_key_set = set(self.step_keys.values())
+        self.keys = None if keys is None else set(keys) | self.step_key_set
+        self.unread: set[str] = set()
         self.series: dict[str, dict[int, float]] = {}
         self.attempts: dict[tuple[str, int], int] = {}
         self.problems: list[Finding] = []
         self.progress = progress
-        self._placed: dict[str, str | None] = {}
+        self.placed: dict[str, str | None] = {}  # key -> its step key, or None when not kept
 
     def step_key(self, key: str) -> str | None:
         """The key whose value is `key`'s step; None for a step key itself or an unknown namespace."""
         try:
-            return self._placed[key]
+            return self.placed[key]
         except KeyError:
             sk = None if key in self.step_key_set else self.step_keys.get(key.split("/", 1)[0])
-            self._placed[key] = sk
+            if sk is not None and self.keys is not None and key not in self.keys:
+                self.unread.add(key)
+                sk = None
+            self.placed[key] = sk
             return sk
 
     def put(self, key: str, step: int, value: float, attempt: int = 0) -> None:

@@ -14,6 +14,7 @@ from .collect import Collector, as_step, lines, number
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
+    keep, unread, placed = out.keys, out.unread, out.placed
     with path.open("rb") as fh:
         for n, line in lines(fh, out.progress):
             if not line.strip():
@@ -34,8 +35,14 @@ def read(path: Path, rel: str, out: Collector) -> None:
             own_key, own_step = record.get("step_key"), as_step(record.get("step"))
             if own_key in out.step_key_set and own_step is not None:
                 out.put_step(own_key, own_step)
-            for key, value in metrics.items():
-                sk = out.step_key(key)
+            if keep is not None:
+                # Most keys of a record are not judged: name them at C speed, look only at the kept ones.
+                unread.update(metrics)
+                items = [(k, metrics[k]) for k in keep if k in metrics]
+            else:
+                items = list(metrics.items())
+            for key, value in items:
+                sk = placed[key] if key in placed else out.step_key(key)
                 if sk is None:
                     if key in out.step_key_set and (step := as_step(value)) is not None:
                         out.put_step(key, step)
