@@ -61,7 +61,7 @@ def fail(err: ManualError, fmt: str = "text", *, wrote_nothing: bool = False) ->
     if isinstance(err, SourceError) or fmt != "text":
         show(findings, fmt)
         if fmt == "text":
-            click.echo(f"{len(err.findings)} error(s)" + ("; nothing was written." if wrote_nothing else "."), err=True)
+            click.echo(f"{len(findings)} error(s)" + ("; nothing was written." if wrote_nothing else "."), err=True)
     else:
         click.echo(f"error: {err}", err=True)
     sys.exit(EXIT_INPUT)

@@ -178,8 +178,10 @@ def locked(root: Path) -> Iterator[None]:
 
 def _journal_entries(root: Path) -> tuple[list[str], list[str]] | None:
     text = read_text(root / JOURNAL)
+    if text is None:
+        return None
     try:
-        data = json.loads(text) if text is not None else None
+        data = json.loads(text)
         write, remove = data["write"], data["remove"]
     except (ValueError, TypeError, KeyError):
         return None
