@@ -91,7 +91,7 @@ def judge_command(root: str | None, profile_id: str, paths: tuple[Path, ...], fm
         from .judge_report import report_html
 
         try:
-            write_file(report, report_html(result, run, profile))
+            write_file(report, report_html(result, run, profile, project / "templates"))
         except ManualError as err:
             fail(err)
     click.echo(render(result, fmt), nl=False)
