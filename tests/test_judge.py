@@ -405,3 +405,55 @@ def test_tensorboard_without_the_extra_says_how_to_install(tmp_path: Path, monke
 
     with pytest.raises(MissingExtra, match=r"pip install 'metrics-manual\[tensorboard\]'"):
         read_run([tmp_path], _steps())
+
+
+def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: Path) -> None:
+    from metrics_manual import api
+
+    assert run_cli("export", "--profile", "judged", "-o", str(tmp_path / "judged.json"), cwd=project).returncode == 0
+    profile = api.load_profile(tmp_path / "judged.json")
+    run = clean_run()
+    run["train/ppo_kl"][0] = 0.5
+    run_forms.write_ci_history(run, tmp_path / "ci")
+    verdict = api.judge(profile, api.read_run([tmp_path / "ci"], _steps()), exclude_steps=[9])
+    assert isinstance(verdict, api.Judgement)
+    assert bad(verdict) == {("train/ppo_kl", 0): "fail"} and verdict.run.excluded_steps == [9]
+
+
+def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Path, profile: ProfileExport) -> None:
+    from metrics_manual.judge import judged_keys
+
+    run = clean_run()
+    run["rollout/not_in_catalog"] = {s: 1.0 for s in STEPS}
+    for form in ("events", "dashboard", "wandb-csv"):
+        run_forms.write(form, run, tmp_path / form)
+        read = read_run([tmp_path / form], _steps(), keys=judged_keys(profile))
+        assert "train/entropy_loss" not in read.series and "train/entropy_loss" in read.unread
+        j = judge(profile, read)
+        assert bad(j) == {}
+        assert {n.metric: n.reason for n in j.not_judged} == {
+            "train/entropy_loss": "the profile gives no range (logged by the run)",
+            "rollout/not_in_catalog": "not in the manual's catalog"}, form
+
+
+def test_a_metric_event_whose_type_comes_late_is_still_read(tmp_path: Path, profile: ProfileExport) -> None:
+    files = run_forms.write_events(clean_run(), tmp_path / "ev")
+    late = {"metrics": {"train/step": 3, "train/grad_norm": 9.5, "pad": "x" * 5000}, "attempt": 2, "type": "metric",
+            "timestamp": "2026-11-30T01:00:00Z", "source": {"component": "actor"}}
+    with files[-1].open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(late) + "\n")
+        # A large non-metric event that merely mentions "metric" is skipped.
+        fh.write(json.dumps({"timestamp": "t", "source": {}, "type": "witness", "note": '"metric"', "metrics": {"train/step": 4,
+                                                                                                                  "train/grad_norm": 1e9}}) + "\n")
+    j = judge(profile, read_run(files, _steps()))
+    assert bad(j) == {("train/grad_norm", 0): "fail"}
+    assert [p.step for r in j.results if r.metric == "train/grad_norm" and r.verdict == "fail" for p in r.failing_steps] == [3]
+
+
+def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = run_forms.write_events(clean_run(), tmp_path / "ev")
+    read_run(files, _steps())
+    assert capsys.readouterr() == ("", "")
+    read_run(files, _steps(), progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and "reading the run" in err

@@ -50,7 +50,7 @@ class Observed(_Out):
     min: float | None = None
     max: float | None = None
     median: float | None = None
-    count: int = Field(0, description="How many values were judged (non-finite ones included).")
+    count: int = Field(default=0, description="How many values were judged (non-finite ones included).")
     min_step: int | None = None
     max_step: int | None = None
 
@@ -64,7 +64,7 @@ class Result(_Out):
     steps_judged: int
     steps_expected: int = Field(description="Steps the expectation covers; more than steps_judged on a short run.")
     failing_steps: list[Point] = Field(default_factory=list, description=f"The failing steps, in order: the first {LISTED:,}.")
-    failing_count: int = Field(0, description="How many steps failed (all of them, also past the listed ones).")
+    failing_count: int = Field(default=0, description="How many steps failed (all of them, also past the listed ones).")
     observed: Observed
     condition: str | None = Field(None, description="When the expectation holds, in words.")
     tolerance: float | None = Field(None, description="median: the relative tolerance used.")
@@ -107,7 +107,7 @@ class Summary(_Out):
     failed: int = Field(alias="fail")
     errors: int = Field(alias="error")
     not_judged: int
-    problems: int = Field(0, description="Errors found while reading the run (corrupt lines).")
+    problems: int = Field(default=0, description="Errors found while reading the run (corrupt lines).")
 
 
 class Judgement(_Out):
@@ -170,6 +170,10 @@ def _of(c: Case, n: int) -> str:
 Failing = list[tuple[int, Union[float, None]]]  # (step, value; None: not logged), light for runs failing everywhere
 
 
+Tolerance = Union[tuple[float, Literal["profile", "rtol"]], None]
+Outcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
+
+
 def _listed(points: Failing, most: int = 5) -> str:
     def one(p: tuple[int, float | None]) -> str:
         value = _point(*p).value
@@ -183,7 +187,7 @@ def _judged(c: Case) -> list[tuple[int, float]]:
     return [(s, c.values[s]) for s in c.covered if s in c.values]
 
 
-def band(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
+def band(c: Case) -> Outcome:
     assert isinstance(c.e, Band)
     e = c.e
     points = _judged(c)
@@ -192,11 +196,11 @@ def band(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
     where = (f"max {num(obs.max)} at step {num(obs.max_step)}, min {num(obs.min)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
              if obs.max is not None else "no finite value")
     if bad:
-        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad)}", {}
-    return "pass", [], f"{where}; {_of(c, len(points))} judged", {}
+        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad)}", None
+    return "pass", [], f"{where}; {_of(c, len(points))} judged", None
 
 
-def median(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
+def median(c: Case) -> Outcome:
     assert isinstance(c.e, Median)
     e = c.e
     own = e.tolerance
@@ -211,31 +215,30 @@ def median(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
     pct = f"{num(round(tol * 100, 10))}%"
     text = (f"median {num(med)} over {_of(c, len(points))}, {rel} from {num(e.value)}; "
             f"tolerance {pct} ({'from the profile' if own is not None else '--rtol'})")
-    extra = {"tolerance": tol, "tolerance_from": "profile" if own is not None else "rtol"}
-    return ("pass" if ok else "fail"), [], text, extra
+    return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
 
 
-def exact(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
+def exact(c: Case) -> Outcome:
     assert isinstance(c.e, Exact)
     e = c.e
     points = _judged(c)
     if isinstance(e.at, AtStep) and not points:
-        return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", {}
+        return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", None
     bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
     if bad:
-        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad)}", {}
-    return "pass", [], f"{num(e.value)} at {_of(c, len(points))}" if len(points) != 1 else f"{num(e.value)} at step {num(points[0][0])}", {}
+        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad)}", None
+    return "pass", [], f"{num(e.value)} at {_of(c, len(points))}" if len(points) != 1 else f"{num(e.value)} at step {num(points[0][0])}", None
 
 
-def presence(c: Case) -> tuple[Verdict, Failing, str, dict[str, object]]:
+def presence(c: Case) -> Outcome:
     missing: Failing = [(s, None) for s in c.covered if s not in c.values]
     if missing:
         listed = ", ".join(num(p[0]) for p in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-        return "fail", missing, f"not logged at {_of(c, len(missing))}: step{'s' if len(missing) > 1 else ''} {listed}", {}
-    return "pass", [], f"logged at {_of(c, len(c.covered))}", {}
+        return "fail", missing, f"not logged at {_of(c, len(missing))}: step{'s' if len(missing) > 1 else ''} {listed}", None
+    return "pass", [], f"logged at {_of(c, len(c.covered))}", None
 
 
-RULES: dict[str, Callable[[Case], tuple[Verdict, Failing, str, dict[str, object]]]] = {
+RULES: dict[str, Callable[[Case], Outcome]] = {
     "band": band, "median": median, "exact": exact, "presence": presence,
 }
 
@@ -289,11 +292,11 @@ def judge(profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclu
         schema_version=SCHEMA_VERSION, profile=profile.profile.id, profile_title=profile.profile.title,
         run=RunInfo(paths=list(run.paths), formats=list(run.formats), steps=_steps_seen(run), excluded_steps=sorted(excluded)),
         results=results, not_judged=not_judged, problems=problems,
-        summary=Summary(
-            passed=sum(r.verdict == "pass" for r in results), failed=sum(r.verdict == "fail" for r in results),
-            errors=sum(r.verdict == "error" for r in results), not_judged=len(not_judged),
-            problems=sum(p.severity == "error" for p in problems),
-        ),
+        summary=Summary.model_validate({
+            "pass": sum(r.verdict == "pass" for r in results), "fail": sum(r.verdict == "fail" for r in results),
+            "error": sum(r.verdict == "error" for r in results), "not_judged": len(not_judged),
+            "problems": sum(p.severity == "error" for p in problems),
+        }),
     )
 
 
@@ -311,7 +314,7 @@ def _steps_seen(run: Run) -> dict[str, StepsSeen]:
     return out
 
 
-class _Reached(dict):  # type: ignore[type-arg]
+class _Reached(dict[str, list[int]]):
     """Step key -> the steps the run reached, computed once per step key."""
 
     def __init__(self, run: Run) -> None:
@@ -330,11 +333,18 @@ def _one(m: MetricExport, key: str, i: int, e: Expectation, run: Run, reached_by
     reached = reached_by[sk] if sk else sorted(values or {})
     covered, expected_count = covered_steps(e, reached)
     covered = [s for s in covered if s not in excluded]
-    base = dict(metric=key, expectation=i, kind=e.kind, expected=describe(e, m.unit), condition=e.condition,
-                unit=m.unit, meaning=m.meaning, url=m.url, steps_expected=expected_count)
+
+    def result(verdict: Verdict, judged: int, reason: str, observed: Observed, failing: Failing | None = None,
+               tolerance: Tolerance = None) -> Result:
+        failing = failing or []
+        return Result(metric=key, expectation=i, kind=e.kind, expected=describe(e, m.unit), condition=e.condition,
+                      unit=m.unit, meaning=m.meaning, url=m.url, steps_expected=expected_count, verdict=verdict,
+                      steps_judged=judged, failing_steps=[_point(*p) for p in failing[:LISTED]],
+                      failing_count=len(failing), observed=observed, reason=reason,
+                      tolerance=tolerance[0] if tolerance else None, tolerance_from=tolerance[1] if tolerance else None)
+
     if not values:
-        return Result(**base, verdict="error", steps_judged=0, observed=Observed(),  # type: ignore[arg-type]
-                      reason="not in the run: no value logged" + (f" (its step key {sk})" if sk else ""))
+        return result("error", 0, "not in the run: no value logged" + (f" (its step key {sk})" if sk else ""), Observed())
     if not covered:
         why = "every step it covers is excluded" if excluded else "the run reached none of the steps it covers"
         return NotJudged(metric=key, expectation=i, reason=why)
@@ -342,15 +352,13 @@ def _one(m: MetricExport, key: str, i: int, e: Expectation, run: Run, reached_by
     points = _judged(case)
     bad: Failing = [(s, v) for s, v in points if not math.isfinite(v)]
     if bad:
-        return Result(**base, verdict="error", steps_judged=len(points), failing_steps=[_point(*p) for p in bad[:LISTED]], failing_count=len(bad),  # type: ignore[arg-type]
-                      observed=_observed(points), reason=f"non-finite value at {_of(case, len(bad))}: {_listed(bad)}")
+        return result("error", len(points), f"non-finite value at {_of(case, len(bad))}: {_listed(bad)}",
+                      _observed(points), bad)
     if not points and not isinstance(e, (Presence, Exact)):
-        return Result(**base, verdict="error", steps_judged=0, observed=Observed(),  # type: ignore[arg-type]
-                      reason=f"no value at the {_of(case, len(covered))} it covers")
-    verdict, failing, reason, extra = RULES[e.kind](case)
-    return Result(**base, verdict=verdict, steps_judged=len(points) if not isinstance(e, Presence) else len(covered),  # type: ignore[arg-type]
-                  failing_steps=[_point(*p) for p in failing[:LISTED]], failing_count=len(failing), observed=_observed(points), reason=reason,  # type: ignore[arg-type]
-                  **extra)
+        return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed())
+    verdict, failing, reason, tolerance = RULES[e.kind](case)
+    judged = len(covered) if isinstance(e, Presence) else len(points)
+    return result(verdict, judged, reason, _observed(points), failing, tolerance)
 
 
 def findings(j: Judgement) -> list[Finding]:
