@@ -224,3 +224,28 @@ def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
     assert result.stderr.startswith("error: cannot write ")
     assert "Traceback" not in result.stderr
     assert snapshot(tiny) == before
+
+
+def test_short_diff_shows_the_first_hunks_and_counts_the_rest() -> None:
+    import difflib
+
+    from metrics_manual.check import DIFF_HUNKS, short_diff
+
+    old = "".join(f"line {i}\n" for i in range(2000))
+    one = old.replace("line 500\n", "line 500 changed\n")
+    assert short_diff("f", old, one) == "".join(difflib.unified_diff(old.splitlines(True), one.splitlines(True), "a/f", "b/f"))
+    many = "".join(f"line {i}{' x' if i % 20 == 0 else ''}\n" for i in range(2000))
+    diff = short_diff("f", old, many)
+    assert diff.count("\n@@ ") + diff.startswith("@@") == DIFF_HUNKS
+    assert diff.rstrip().endswith("not shown (1981 changed lines in all)")
+    # Every line changed: still a short report, cut at the window, never quadratic.
+    everything = "".join(f"other {i}\n" for i in range(200_000))
+    big = short_diff("f", old * 100, everything)
+    assert len(big.splitlines()) < 1000 and big.rstrip().endswith("changed lines in all)")
+
+
+def test_github_annotations_escape_every_property() -> None:
+    from metrics_manual.errors import Finding, report
+
+    finding = Finding("docs/a,b:c%.md", 3, 1, "bad: 100%\nnext line")
+    assert report([finding], "github") == "::error file=docs/a%2Cb%3Ac%25.md,line=3,col=1::bad: 100%25%0Anext line"

@@ -48,19 +48,21 @@ class Origin(Strict):
     """Where the Miles code emits a metric, as read from the source named in the catalog."""
 
     path: Text = Field(description="File in the Miles repository, or the library that emits it.",
-                       examples=["miles/backends/training_utils/log_utils.py"])
-    symbol: Text | None = Field(None, description="Function or timer inside that file.", examples=["log_rollout_data"])
-    computed: Text = Field(description="How the value is computed.", examples=["mean over all samples of the reward"])
+                       examples=["miles/utils/example_utils.py"])
+    symbol: Text | None = Field(None, description="Function or timer inside that file.", examples=["log_example"])
+    computed: Text = Field(description="How the value is computed.", examples=["mean over all samples"])
     logged: Text = Field(description="When the value is logged.", examples=["every rollout step"])
 
 
 class Metric(Strict):
-    key: MetricKey = Field(description="The logged key, or a family pattern ending in /*.", examples=["train/grad_norm"])
+    """One logged key (or a family of keys): what it means and where the code emits it."""
+
+    key: MetricKey = Field(description="The logged key, or a family pattern ending in /*.", examples=["example/loss"])
     name: Text | None = Field(None, description="How a family is called in prose; defaults to its key.",
-                              examples=["the weight version statistics"])
+                              examples=["the example statistics"])
     members: list[MetricKey] = Field(default_factory=list, description="For a family: the keys it stands for.",
-                                     examples=[["rollout/weight_version/mean", "rollout/weight_version/max"]])
-    meaning: Text = Field(description="What the value means, in a few words.", examples=["the gradient norm"])
+                                     examples=[["example/loss/mean", "example/loss/max"]])
+    meaning: Text = Field(description="What the value means, in a few words.", examples=["the loss of the example"])
     unit: Text | None = Field(None, description="Unit of the value and of every number of its ranges; none for a "
                               "plain count, share or ratio.", examples=["s"])
     origin: Origin | None = Field(None, description="Where the Miles code emits it, at the catalog's `code` commit.")
@@ -81,8 +83,10 @@ class Metric(Strict):
 
 
 class Section(Strict):
-    id: Slug = Field(description="Stable id; its anchor on the reference page is s-ref-<id>.", examples=["training"])
-    title: Text = Field(description="Heading of the section.", examples=["Training"])
+    """A section of the reference page: a group of metrics."""
+
+    id: Slug = Field(description="Stable id; its anchor on the reference page is s-ref-<id>.", examples=["my-section"])
+    title: Text = Field(description="Heading of the section.", examples=["My section"])
     metrics: list[Metric] = Field(min_length=1, description="The metrics of the section, in reading order.")
 
     @property
@@ -91,20 +95,24 @@ class Section(Strict):
 
 
 class CodeRepository(Strict):
-    repository: Text = Field(description="owner/name of the repository.", examples=["radixark/miles"])
+    """A repository at one commit."""
+
+    repository: Text = Field(description="owner/name of the repository.", examples=["owner/repository"])
     url: Url | None = Field(None, description="Web address of the repository; code paths link to files under it.",
-                            examples=["https://github.com/radixark/miles"])
+                            examples=["https://example.org/owner/repository"])
     branch: Text = Field(description="Branch the code was read from.", examples=["main"])
-    commit: Commit = Field(description="Commit the code was read at (7 to 40 hex digits).", examples=["31f1ca96"])
-    date: Text | None = Field(None, description="Date of that commit, as text.", examples=["2026-08-21"])
+    commit: Commit = Field(description="Commit the code was read at (7 to 40 hex digits).", examples=["0123abcd"])
+    date: Text | None = Field(None, description="Date of that commit, as text.", examples=["2026-01-31"])
 
 
 class Catalog(Strict):
-    title: Text = Field(description="Title of the reference page.", examples=["Metrics"])
+    """The metric catalog: every metric the manual knows, by section."""
+
+    title: Text = Field(description="Title of the reference page.", examples=["My metrics"])
     code: CodeRepository = Field(description="The code the metric origins were read from.")
     step_keys: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")], MetricKey] = Field(
         default_factory=dict, description="Namespace of keys -> the key that holds their step.",
-        examples=[{"train": "train/step", "rollout": "rollout/step"}],
+        examples=[{"example": "example/step"}],
     )
     sections: list[Section] = Field(min_length=1, description="The sections of the reference page, in order.")
 
@@ -119,38 +127,48 @@ def metric_anchor(key: str) -> str:
 
 
 class Hardware(Strict):
-    count: PositiveInt = Field(description="How many accelerators.", examples=[1])
-    name: Text = Field(description="Which accelerator.", examples=["GB10"])
+    """The accelerators of the setup."""
+
+    count: PositiveInt = Field(description="How many accelerators.", examples=[8])
+    name: Text = Field(description="Which accelerator.", examples=["H100"])
 
 
 class Setup(Strict):
+    """The setup the ranges of a profile hold for."""
+
     framework: Text = Field(description="The RL framework the runs used.", examples=["Miles"])
-    model: Text = Field(description="The model trained.", examples=["Qwen3-0.6B"])
-    dataset: Text = Field(description="The prompts' dataset.", examples=["GSM8K"])
+    model: Text = Field(description="The model trained.", examples=["Qwen3-8B"])
+    dataset: Text = Field(description="The prompts' dataset.", examples=["MATH"])
     hardware: Hardware = Field(description="What the runs ran on.")
-    prompts_per_step: PositiveInt = Field(description="Prompts in each rollout step.", examples=[32])
-    answers_per_prompt: PositiveInt = Field(description="Answers sampled per prompt.", examples=[8])
-    token_limit: PositiveInt = Field(description="Most tokens an answer may have.", examples=[1024])
-    steps: PositiveInt = Field(description="Steps of each run.", examples=[48])
+    prompts_per_step: PositiveInt = Field(description="Prompts in each rollout step.", examples=[64])
+    answers_per_prompt: PositiveInt = Field(description="Answers sampled per prompt.", examples=[4])
+    token_limit: PositiveInt = Field(description="Most tokens an answer may have.", examples=[2048])
+    steps: PositiveInt = Field(description="Steps of each run.", examples=[100])
 
 
 class CaptureSource(Strict):
+    """A file of captured metrics of runs."""
+
     kind: Literal["capture"] = Field(description="A file of captured run metrics.")
-    path: Text = Field(description="Path of the capture file.", examples=["capture/summary/runs.json"])
-    keys: list[Text] = Field(min_length=1, description="The keys inside the capture file.", examples=[["runs.seed-1"]])
+    path: Text = Field(description="Path of the capture file.", examples=["captures/my-runs.json"])
+    keys: list[Text] = Field(min_length=1, description="The keys inside the capture file.", examples=[["seed-1", "seed-2"]])
 
 
 class LogSource(Strict):
+    """A log file the ranges or notes rest on."""
+
     kind: Literal["log"] = Field(description="A log file.")
-    path: Text = Field(description="Path of the log file.", examples=["capture/out/thermostat.log"])
+    path: Text = Field(description="Path of the log file.", examples=["logs/train.log"])
 
 
 class CodeSource(Strict):
+    """The code the runs were made with."""
+
     kind: Literal["code"] = Field(description="The code the runs were made with.")
     repository: Text = Field(description="Name of the repository.", examples=["Miles"])
-    url: Url | None = Field(None, description="Web address of the repository.", examples=["https://github.com/radixark/miles"])
+    url: Url | None = Field(None, description="Web address of the repository.", examples=["https://example.org/owner/repository"])
     branch: Text = Field(description="Branch of the code.", examples=["main"])
-    commit: Commit = Field(description="Commit of the code (7 to 40 hex digits).", examples=["31f1ca96"])
+    commit: Commit = Field(description="Commit of the code (7 to 40 hex digits).", examples=["0123abcd"])
     parts: list[Text] = Field(min_length=1, description="Which code: loss, metric, evaluation ...", examples=[["loss", "metric"]])
     note: Text | None = Field(None, description="What a reader should know about this source.")
 
@@ -160,24 +178,30 @@ SourceId = Slug
 
 
 class Window(Strict):
-    first: PositiveInt = Field(description="Only the first N steps of the run.", examples=[2])
+    """A band that holds only in the first steps of a run."""
+
+    first: PositiveInt = Field(description="Only the first N steps of the run.", examples=[3])
 
 
 class AtStep(Strict):
+    """One step of a run."""
+
     step: Annotated[int, Field(ge=0)] = Field(description="The step (0 is the first).", examples=[0])
 
 
 class _Expectation(Strict):
-    condition: Text | None = Field(None, description="When the expectation holds, in words.", examples=["with plain sampling"])
+    condition: Text | None = Field(None, description="When the expectation holds, in words.", examples=["with greedy decoding"])
     sources: list[SourceId] = Field(default_factory=list, description="Ids of the profile's sources it comes from; "
-                                    "none means all of them.", examples=[["lab-summary"]])
+                                    "none means all of them.", examples=[["my-runs"]])
 
 
 class Band(_Expectation):
+    """Every per-step value lies in [min, max]."""
+
     kind: Literal["band"] = Field(description="Every per-step value lies from min to max (bounds included).")
-    min: Number | None = Field(None, description="Lowest expected value; open when left out.", examples=[0.35])
-    max: Number | None = Field(None, description="Highest expected value; open when left out.", examples=[4.95])
-    steps: PositiveInt | None = Field(None, description="Per-step values over this many steps.", examples=[48])
+    min: Number | None = Field(None, description="Lowest expected value; open when left out.", examples=[0.1])
+    max: Number | None = Field(None, description="Highest expected value; open when left out.", examples=[2.5])
+    steps: PositiveInt | None = Field(None, description="Per-step values over this many steps.", examples=[100])
     window: Window | None = Field(None, description="Holds only in the first steps of a run.")
 
     @model_validator(mode="after")
@@ -196,15 +220,19 @@ class Band(_Expectation):
 
 
 class Median(_Expectation):
+    """The median of a run's per-step values."""
+
     kind: Literal["median"] = Field(description="The median of a run's per-step values.")
-    value: Number = Field(description="The median.", examples=[152.6])
-    steps: PositiveInt = Field(description="The median is over this many steps.", examples=[48])
+    value: Number = Field(description="The median.", examples=[12.5])
+    steps: PositiveInt = Field(description="The median is over this many steps.", examples=[100])
     tolerance: Annotated[Number, Field(gt=0)] | None = Field(
         None, description="Relative tolerance a run's median may differ by (0.05 = 5%), when the source gives one; "
         "metrics-manual judge uses --rtol otherwise.", examples=[0.05])
 
 
 class Exact(_Expectation):
+    """An exact value at every step, in every run, or at one step."""
+
     kind: Literal["exact"] = Field(description="An exact value the metric must take.")
     value: Number = Field(description="The value.", examples=[0])
     at: Literal["every_step", "every_run"] | AtStep = Field(
@@ -215,6 +243,8 @@ class Exact(_Expectation):
 
 
 class Presence(_Expectation):
+    """The metric is logged at every step; its value has no range."""
+
     kind: Literal["presence"] = Field(description="The metric is logged; its value has no range.")
     at: Literal["every_step"] = Field("every_step", description="Logged at every step of its step key.")
 
@@ -223,13 +253,17 @@ Expectation = Annotated[Union[Band, Median, Exact, Presence], Field(discriminato
 
 
 class SectionNote(Strict):
+    """A note on one section of the reference page, for one profile."""
+
     text: Text = Field(description="What holds for the whole section on this profile.")
-    see: Slug | None = Field(None, description="Id of a note of this profile that says more.", examples=["lab-notes"])
+    see: Slug | None = Field(None, description="Id of a note of this profile that says more.", examples=["my-notes"])
 
 
 class Note(Strict):
-    id: Slug = Field(description="Its anchor on the reference page is s-ref-<id>.", examples=["lab-notes"])
-    title: Text = Field(description="Heading of the note.", examples=["Lab notes"])
+    """A longer note: its own section of the reference page."""
+
+    id: Slug = Field(description="Its anchor on the reference page is s-ref-<id>.", examples=["my-notes"])
+    title: Text = Field(description="Heading of the note.", examples=["My notes"])
     paragraphs: list[Text] = Field(min_length=1, description="The note's text, one paragraph per item.")
     sources: list[SourceId] = Field(default_factory=list, description="Ids of the profile's sources it rests on.")
 
@@ -239,8 +273,8 @@ class Note(Strict):
 
 
 class ProfileInfo(Strict):
-    id: Slug = Field(description="Stable id: names its page and export files.", examples=["lab-gb10"])
-    title: Text = Field(description="Title of the profile's page and column.", examples=["Lab runs on one GB10"])
+    id: Slug = Field(description="Stable id: names its page and export files.", examples=["my-setup"])
+    title: Text = Field(description="Title of the profile's page and column.", examples=["Two seeds on one H100"])
     order: int | None = Field(None, description="Where the profile stands among the others: lower first; "
                               "profiles without an order follow, by id.", examples=[1])
     summary: Text = Field(description="Where the numbers come from and what they hold for.")
@@ -252,6 +286,8 @@ class ProfileInfo(Strict):
 
 
 class Profile(ProfileInfo):
+    """A profile: one setup, where its numbers come from, and the expected values of its metrics."""
+
     expectations: dict[MetricKey, list[Expectation]] = Field(default_factory=dict, description=(
         "Per metric key of the catalog: its expectations on this setup (a band, median, exact value or presence)."))
 
