@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -145,6 +145,10 @@ class Case:
     covered: list[int]
     expected_count: int
     rtol: float
+    points: list[tuple[int, float]] = field(default_factory=list)  # (step, value) at the covered steps logged
+
+    def __post_init__(self) -> None:
+        self.points = [(s, self.values[s]) for s in self.covered if s in self.values]
 
 
 def _point(step: int, value: float | None) -> Point:
@@ -183,14 +187,10 @@ def _listed(points: Failing, most: int = 5) -> str:
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
 
 
-def _judged(c: Case) -> list[tuple[int, float]]:
-    return [(s, c.values[s]) for s in c.covered if s in c.values]
-
-
 def band(c: Case) -> Outcome:
     assert isinstance(c.e, Band)
     e = c.e
-    points = _judged(c)
+    points = c.points
     bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
     obs = _observed(points)
     where = (f"max {num(obs.max)} at step {num(obs.max_step)}, min {num(obs.min)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
@@ -205,7 +205,7 @@ def median(c: Case) -> Outcome:
     e = c.e
     own = e.tolerance
     tol = own if own is not None else c.rtol
-    points = _judged(c)
+    points = c.points
     med = statistics.median(v for _, v in points)
     limit = tol * abs(e.value)
     off = abs(med - e.value)
@@ -221,7 +221,7 @@ def median(c: Case) -> Outcome:
 def exact(c: Case) -> Outcome:
     assert isinstance(c.e, Exact)
     e = c.e
-    points = _judged(c)
+    points = c.points
     if isinstance(e.at, AtStep) and not points:
         return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", None
     bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
@@ -349,7 +349,7 @@ def _one(m: MetricExport, key: str, i: int, e: Expectation, run: Run, reached_by
         why = "every step it covers is excluded" if excluded else "the run reached none of the steps it covers"
         return NotJudged(metric=key, expectation=i, reason=why)
     case = Case(key, e, values, covered, expected_count, rtol)
-    points = _judged(case)
+    points = case.points
     bad: Failing = [(s, v) for s, v in points if not math.isfinite(v)]
     if bad:
         return result("error", len(points), f"non-finite value at {_of(case, len(bad))}: {_listed(bad)}",
