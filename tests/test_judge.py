@@ -457,3 +457,31 @@ def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(tmp_path: Pat
     read_run(files, _steps(), progress=True)
     out, err = capsys.readouterr()
     assert out == "" and "reading the run" in err
+
+
+def test_tensorboard_reads_every_scalar_not_a_sample(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    n = 10_050  # EventAccumulator's default keeps 10,000 per tag
+    run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 + s % 7 for s in range(n)}}, tmp_path / "tb")
+    read = read_run([tmp_path / "tb"], _steps())
+    assert read.formats == ["tensorboard"]
+    assert len(read.series["train/grad_norm"]) == n and read.series["train/grad_norm"][n - 1] == 1.0 + (n - 1) % 7
+
+
+def test_a_corrupt_tensorboard_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    path, = run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 for s in range(5)}}, tmp_path / "tb")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a flipped byte: the record's checksum no longer matches
+    path.write_bytes(bytes(data))
+    read = read_run([path], _steps())
+    assert [(p.path, p.severity) for p in read.problems] == [(str(path), "error")]
+
+
+def test_a_cut_last_tensorboard_record_is_a_warning(tmp_path: Path, profile: ProfileExport) -> None:
+    pytest.importorskip("tensorboard")
+    files = run_forms.write_tensorboard(clean_run(), tmp_path / "tb")
+    files[0].write_bytes(files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02")  # a header, then the writer stopped
+    j = judge(profile, read_run([tmp_path / "tb"], _steps()))
+    assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
+    assert bad(j) == {} and j.exit_code == 0
