@@ -502,3 +502,13 @@ def test_a_cut_last_tensorboard_record_is_a_warning(tmp_path: Path, profile: Pro
     j = judge(profile, read_run([tmp_path / "tb"], _steps()))
     assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
     assert bad(j) == {} and j.exit_code == 0
+
+
+def test_a_folder_without_metrics_files_is_a_warning_and_no_run_at_all_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.json").write_text('{"lr": 1e-6}\n', "utf-8")
+    run_forms.write_dashboard(clean_run(), tmp_path / "dash")
+    read = read_run([tmp_path / "dash", tmp_path / "empty"], _steps())
+    assert [(p.path, p.severity) for p in read.problems] == [(str(tmp_path / "empty"), "warning")]
+    with pytest.raises(RunInputError, match="no metrics file of a known form in this folder"):
+        read_run([tmp_path / "empty"], _steps())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 import click
 
@@ -43,17 +43,22 @@ class RunInputError(ManualError):
         super().__init__("\n".join(str(f) for f in self.findings))
 
 
-def _files(paths: Sequence[Path], input_format: str) -> Iterator[tuple[Path, str]]:
-    """(file, form) for every part of the run; a folder yields its files of a known form, in name order."""
+def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
+    """(file, form) for every part of the run (a folder gives its files of a known form, in name
+    order), and a warning for each folder that has none."""
     bad: list[Finding] = []
+    warnings: list[Finding] = []
     found: list[tuple[Path, str]] = []
     for path in paths:
         if path.is_dir():
+            before = len(found)
             for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
                 form = input_format if input_format != "auto" and looks_like(file, input_format) else None
                 form = form or (detect(file) if input_format == "auto" else None)
                 if form:
                     found.append((file, form))
+            if len(found) == before:
+                warnings.append(Finding(str(path), 1, 1, "no metrics file of a known form in this folder", "warning"))
         elif path.is_file():
             form = input_format if input_format != "auto" else detect(path)
             if form is None:
@@ -65,7 +70,9 @@ def _files(paths: Sequence[Path], input_format: str) -> Iterator[tuple[Path, str
             bad.append(Finding(str(path), 1, 1, "no such file or folder"))
     if bad:
         raise RunInputError(bad)
-    yield from found
+    if not found:
+        raise RunInputError([Finding(w.path, 1, 1, w.message) for w in warnings])
+    return found, warnings
 
 
 def read_run(paths: Sequence[Path], catalog: Catalog | Mapping[str, str], input_format: str = "auto",
@@ -81,13 +88,12 @@ def read_run(paths: Sequence[Path], catalog: Catalog | Mapping[str, str], input_
     if input_format != "auto" and input_format not in FORMATS:
         raise RunInputError([Finding("--input-format", 1, 1, f"unknown form {input_format!r}; one of: auto, {', '.join(FORMATS)}")])
     step_keys = catalog.step_keys if isinstance(catalog, Catalog) else dict(catalog)
-    files = list(_files([Path(p) for p in paths], input_format))
-    if not files:
-        raise RunInputError([Finding(str(p), 1, 1, "no metrics file of a known form in this folder") for p in paths])
+    files, warnings = _files([Path(p) for p in paths], input_format)
     total = sum(f.stat().st_size for f, _ in files)
     if progress is None:
         progress = sys.stderr.isatty() and total >= PROGRESS_FROM
     run = Run(paths=[str(p) for p in paths], step_keys=dict(step_keys))
+    run.problems.extend(warnings)
     if progress:
         with click.progressbar(length=total, label="reading the run", file=sys.stderr) as bar:
             _read(files, Collector(step_keys, bar.update, keys), run)
@@ -105,5 +111,5 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
         if form not in run.formats:
             run.formats.append(form)
     run.series = out.series
-    run.problems = out.problems
+    run.problems += out.problems
     run.unread = out.unread - set(out.series) - out.step_key_set
