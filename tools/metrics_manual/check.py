@@ -9,14 +9,13 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import yaml
 
 from .build import generate
 from .errors import Finding
 from .export import EXPORT_DIR, read_csv
 from .files import MANIFEST, digest, manifest_text, read_manifest, read_text
 from .load import Manual, did_you_mean, gc_paused
-from .source import read_fast
+from .source import read_yaml
 from .model import AtStep, Band, Exact, Expectation, Median, ProfileExport
 
 REFERENCE = "docs/reference/metrics.md"
@@ -152,9 +151,8 @@ def reference_findings(manual: Manual, page: str) -> list[Finding]:
 
 
 def _load_yaml(text: str) -> object:
-    # The fast reader gives what PyYAML would, or None where it cannot be sure.
-    data = read_fast(text)
-    return data if data is not None else yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    # The source's own reader: it reads the exporter's YAML as yaml.safe_load does, several times faster.
+    return read_yaml(text, "export", positions=False)[0].data
 
 
 def export_findings(manual: Manual, files: dict[str, str]) -> list[Finding]:
