@@ -65,6 +65,9 @@ _DECIMAL_COMMA = re.compile(r"[-+]?[0-9]+,[0-9]+\Z")
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 
 
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.){%d,}'|\"(?:[^\"\\\n]|\\.){%d,}\"" % (ECHO + 1, ECHO + 1))  # a long repr()
+
+
 def clip(text: str, limit: int = ECHO) -> str:
     """`text` cut to `limit` characters: what a message may echo of one value."""
     return text if len(text) <= limit else text[:limit] + "…"
@@ -105,8 +108,10 @@ class Document:
 
     def finding(self, loc: Loc, message: str, *, key: bool = False) -> Finding:
         line, col = self.where(loc, key=key)
-        if len(message) > 4 * ECHO:  # a validator may quote a whole value: keep its start and the hint at the end
-            message = message[: 3 * ECHO] + "…" + message[-ECHO:]
+        if len(message) > 2 * ECHO:  # a validator may quote a whole value: keep a bit of it and the hint after it
+            message = _QUOTED.sub(lambda m: m.group()[: ECHO + 1] + "…" + m.group()[0], message)
+            if len(message) > 4 * ECHO:
+                message = message[:ECHO] + "…" + message[-ECHO:]
         return Finding(self.path, line, col, message)
 
 
@@ -451,7 +456,7 @@ def read_bytes(file: Path, root: Path | None = None) -> tuple[bytes | None, str]
 def _too_large(size: int) -> str | None:
     if size <= MAX_BYTES:
         return None
-    return f"the file has {size:,} bytes, more than the {MAX_BYTES // 2**20} MiB a source file may have"
+    return f"the file has {size:,} bytes; a source file may have at most {MAX_BYTES:,}"
 
 
 def _decode(file: Path, display: str, root: Path | None) -> tuple[str | None, list[Finding]]:
