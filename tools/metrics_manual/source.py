@@ -153,8 +153,6 @@ class _Reader:
         self.doc = doc
         self.positions = positions
         self.findings: list[Finding] = []
-        self.tags: dict[str, str] = {}  # plain scalar -> the tag PyYAML's table resolves it to
-        self.plain: dict[str, Any] = {}  # plain scalar -> its value, for those that gave no finding
         self.anchors: set[str] = set()
         self.root_mark: Any = None
 
@@ -162,9 +160,11 @@ class _Reader:
         self.findings.append(Finding(self.doc.path, mark.line + 1, mark.column + 1, message))
 
     def resolve(self, value: str) -> str:
-        tag = self.tags.get(value)
+        tag = _TAGS.get(value)
         if tag is None:
-            tag = self.tags[value] = _resolve(value)
+            if len(_TAGS) >= _CACHED:
+                _TAGS.clear()
+            tag = _TAGS[value] = _resolve(value)
         return tag
 
     def scalar(self, ev: ScalarEvent, field: Any) -> Any:
@@ -179,8 +179,10 @@ class _Reader:
             return value
         before = len(self.findings)
         data = self.plain_value(ev, self.resolve(value), _prefix(field))
-        if len(self.findings) == before and ev.anchor is None:
-            self.plain[value] = data
+        if len(self.findings) == before:
+            if len(_PLAIN) >= _CACHED:
+                _PLAIN.clear()
+            _PLAIN[value] = data
         return data
 
     def plain_value(self, ev: ScalarEvent, tag: str, field: str) -> Any:
@@ -228,8 +230,9 @@ class _Reader:
         self.error(mark, f"{field}{_shown(text)} looks like a number with a decimal comma; "
                          f"write {clip(text.replace(',', '.'))}, or quote it if it is text")
 
-    def key(self, ev: Any, frame: list[Any]) -> Any:
-        """The key a mapping entry starts with, or _SKIP when the entry is refused."""
+    def key(self, ev: Any, mapping: dict[str, Any], loc: Loc | None, last: Any) -> Any:
+        """The key a mapping entry starts with, or _SKIP when the entry is refused; `last` is
+        the scalar read before it."""
         if type(ev) is not ScalarEvent:
             self.error(ev.start_mark, "mapping keys must be plain strings, not a collection; quote the key")
             return _SKIP
@@ -241,23 +244,23 @@ class _Reader:
             return _SKIP
         tag = _STR if not ev.implicit[0] else self.resolve(key)
         if tag != _STR and key != "<<":
-            last, mark = frame[3], ev.start_mark  # `{min: 0,35}`: YAML reads `min: 0` and a key `35`
-            if tag in (_INT, _FLOAT) and _number_just_before(last, mark):
-                self.comma(last.start_mark, _prefix(frame[4]), f"{last.value},{key}")
+            # `{min: 0,35}`: YAML reads `min: 0` and a key `35`
+            if tag in (_INT, _FLOAT) and mapping and _number_just_before(last, ev.start_mark):
+                self.comma(last.start_mark, _prefix(next(reversed(mapping))), f"{last.value},{key}")
             else:
                 self.error(ev.start_mark, f"mapping keys must be plain strings, not a {tag.replace(_T, '')}; quote the key")
             return _SKIP
         if key == "<<":
             self.error(ev.start_mark, "merge keys (<<) are not supported here; write the values out")
             return _SKIP
-        if key in frame[0]:
-            first = self.doc.keys.get((*frame[1], key)) if self.positions else None
+        if key in mapping:
+            first = self.doc.keys.get((*loc, key)) if loc is not None else None
             where = f" (first defined at line {first[0]}, column {first[1]})" if first else ""
             self.error(ev.start_mark, f"duplicate key {_shown(key)}{where}")
             return _SKIP
-        if self.positions:
+        if loc is not None:
             start: Any = ev.start_mark
-            self.doc.keys[(*frame[1], key)] = (start.line + 1, start.column + 1)
+            self.doc.keys[(*loc, key)] = (start.line + 1, start.column + 1)
         return key
 
     def anchor(self, ev: Any) -> None:
@@ -273,55 +276,65 @@ class _Reader:
         get = loader.get_event
         positions = self.positions
         values, keys = self.doc.values, self.doc.keys
-        plain, tags = self.plain, self.tags
-        # A frame is [container, loc, pending key, last value's event, last value's key]; for a
-        # mapping the pending key is _KEY while it waits for a key, _SKIPKEY while a refused
-        # key is read, _SKIP while the value of a refused entry is; a list's is None. The loc
-        # (the path from the top) is kept only when positions are recorded.
-        stack: list[list[Any]] = []
-        top: list[Any] | None = None
-        root: Any = None
+        plain, tags = _PLAIN, _TAGS
+        # The open collection lives in locals (the hot loop reads them for every event): `cont`
+        # is the list or dict, `loc` its path from the top (kept only when positions are
+        # recorded; None for the list that receives the top value), `pend` what a mapping waits
+        # for: _KEY a key, a key its value, _SKIPKEY the end of a refused key, _SKIP the value
+        # of a refused entry; None for a list. `stack` keeps the enclosing ones.
+        top: list[Any] = []
+        cont: Any = top
+        loc: Any = None  # Loc or None
+        pend: Any = None
+        stack: list[tuple[Any, Loc | None, Any]] = []
+        last: Any = None  # the last scalar: a key after it may be the rest of a decimal comma
         documents = 0
         while True:
             ev = get()
             kind = type(ev)
             if kind is ScalarEvent:
-                if top is not None and top[2] is _KEY:
+                if pend is _KEY:
                     key = ev.value
-                    # The common case inline: a plain key PyYAML resolves as a string, new here.
-                    if tags.get(key) is _STR and ev.implicit[0] and ev.tag is None and ev.anchor is None \
-                            and key not in top[0] and key != "<<":
-                        top[2] = key
+                    # The common case inline: a plain key that PyYAML resolves as a string, new here.
+                    if tags.get(key) is _STR and ev.implicit[0] and ev.tag is None and ev.anchor is None and key not in cont:
+                        pend = key
                         if positions:
-                            keys[(*top[1], key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                            keys[(*loc, key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
                     else:
-                        top[2] = self.key(ev, top)
+                        pend = self.key(ev, cont, loc if positions else None, last)
+                    last = ev
                     continue
-                field = None if top is None else top[2]
                 if positions:
-                    loc = () if top is None else (*top[1], field if field is not None else len(top[0]))
-                    values[loc] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                    here = () if loc is None else (*loc, pend if pend is not None else len(cont))
+                    values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
                 if ev.implicit[0] and ev.tag is None and ev.anchor is None:
                     value = plain.get(ev.value, _MISS)
                     if value is _MISS:
-                        value = self.scalar(ev, field)
+                        value = self.scalar(ev, pend)
                 elif ev.tag is None and ev.anchor is None:
                     value = ev.value
                 else:
-                    value = self.scalar(ev, field)
+                    value = self.scalar(ev, pend)
+                last = ev
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                value = cont
+                cont, loc, pend = stack.pop()
+                if pend is _SKIPKEY:
+                    pend = _SKIP
+                    continue
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                loc = None
-                if top is None:
-                    self.root_mark = ev.start_mark
-                    loc = ()
-                elif top[2] is _KEY:  # a collection as a key: read it only to skip it
-                    self.key(ev, top)
-                    top[2] = _SKIPKEY
+                here = None
+                if pend is _KEY:  # a collection as a key: read it only to skip it
+                    self.key(ev, cont, None, None)
+                    pend = _SKIPKEY
                     if positions:
-                        loc = (*top[1], -1)  # no value ever sits at index -1 of a mapping
+                        here = (*loc, -1)  # no value ever sits at index -1 of a mapping
+                elif cont is top:
+                    self.root_mark = ev.start_mark
+                    here = ()
                 elif positions:
-                    loc = (*top[1], top[2] if top[2] is not None else len(top[0]))
-                    values[loc] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                    here = (*loc, pend if pend is not None else len(cont))
+                    values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
                 if ev.anchor is not None:
                     self.anchor(ev)
                 if ev.tag is not None:
@@ -330,40 +343,34 @@ class _Reader:
                 if len(stack) >= MAX_DEPTH:  # stop here: reading on would only nest deeper
                     self.error(ev.start_mark, f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few")
                     return None
-                top = [{}, loc, _KEY, None, None] if kind is MappingStartEvent else [[], loc, None, None, None]
-                stack.append(top)
+                stack.append((cont, loc, pend))
+                if kind is MappingStartEvent:
+                    cont, loc, pend = {}, here, _KEY
+                else:
+                    cont, loc, pend = [], here, None
                 continue
-            elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                value = stack.pop()[0]
-                top = stack[-1] if stack else None
-                if top is not None and top[2] is _SKIPKEY:
-                    top[2] = _SKIP
-                    continue
             elif kind is AliasEvent:
                 self.alias(ev)
-                if top is not None and top[2] is _KEY:
-                    top[2] = _SKIP
+                if pend is _KEY:
+                    pend = _SKIP
                     continue
                 value = None
             elif kind is DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     self.error(ev.start_mark, "invalid YAML: expected a single document in the stream but found another document")
-                    return root
+                    return top[0] if top else None
                 continue
             elif kind is StreamEndEvent:
-                return root if documents else _EMPTY
+                return (top[0] if top else None) if documents else _EMPTY
             else:
                 continue
-            if top is None:
-                root = value
-            elif top[2] is None:
-                top[0].append(value)
+            if pend is None:
+                cont.append(value)
             else:
-                if top[2] is not _SKIP:
-                    top[0][top[2]] = value
-                top[4] = top[2]
-                top[2], top[3] = _KEY, ev
+                if pend is not _SKIP:
+                    cont[pend] = value
+                pend = _KEY
 
 
 def _number_just_before(last: Any, mark: Any) -> bool:
@@ -379,6 +386,11 @@ def _prefix(field: Any) -> str:
 
 
 _KEY, _SKIPKEY, _SKIP, _EMPTY, _MISS = object(), object(), object(), object(), object()
+# Plain scalar -> its tag in PyYAML's table, and -> its value where it gave no finding: pure
+# functions of the text, shared by every file (metric keys and numbers repeat across profiles).
+_TAGS: dict[str, str] = {}
+_PLAIN: dict[str, Any] = {}
+_CACHED = 2**16  # entries; then the cache starts over, so memory stays flat
 
 
 def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Document, list[Finding]]:
