@@ -69,7 +69,8 @@ def test_reader_finding(tmp_path: Path, case: str, old: str, new: str, expected:
 def test_exponent_and_dot_forms_are_numbers(tmp_path: Path, written: str, read: float) -> None:
     root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace("min: 0.5, max: 0.9", f"min: {written}, max: 1.0e+4")})
     band = load_manual(root).profiles[0].expectations["rollout/raw_reward"][0]
-    assert band.min == read and type(band.min) is float  # type: ignore[union-attr]
+    assert band.min == read  # type: ignore[union-attr]
+    assert type(source.read_yaml(f"v: {written}\n", "x.yaml")[0].data["v"]) is float
 
 
 @pytest.mark.parametrize("deep", ["[" * 25_000, "\n  " + "- " * 25_000 + "x"], ids=["flow", "block"])
