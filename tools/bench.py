@@ -106,7 +106,7 @@ def report(name: str, root: Path, runs: int, validate_only: bool = False) -> Non
     load, cpu = load_times(root, runs)
     walls, rsss = zip(*(timed([*mm, "validate"], root) for _ in range(runs)))
     wall, rss = statistics.median(walls), max(rsss)
-    print(f"[{name}] load+validate: {load:.2f} s in process ({cpu:.2f} s of CPU); `metrics-manual validate` {wall:.2f} s wall,"
+    print(f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU); `metrics-manual validate` {wall:.2f} s wall,"
           f" peak RSS {rss} MiB (median of {runs})")
     if validate_only:
         return
