@@ -54,8 +54,9 @@ def _resolve(value: str) -> str:
         if regexp.match(value):
             return tag
     return _STR
-_CONSTRUCT = yaml.constructor.SafeConstructor()
 
+
+_CONSTRUCT = yaml.constructor.SafeConstructor()  # only to show in a hint what YAML 1.1 would have read
 # What the source accepts of the forms PyYAML resolves as numbers and booleans.
 _DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _DECIMAL_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?\Z")
@@ -63,8 +64,6 @@ _DECIMAL_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)
 _NUMBER_AS_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+\Z|[-+]\.[0-9]+\Z")
 _DECIMAL_COMMA = re.compile(r"[-+]?[0-9]+,[0-9]+\Z")
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-
-
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.){%d,}'|\"(?:[^\"\\\n]|\\.){%d,}\"" % (ECHO + 1, ECHO + 1))  # a long repr()
 
 
@@ -126,7 +125,12 @@ def _yaml11_value(tag: str, value: str) -> Any:
 
 def _as_read(tag: str, value: str) -> str:
     """ " (15)": the value YAML 1.1 reads, for a hint; nothing for a long one."""
-    return f" ({_yaml11_value(tag, value)})" if len(value) <= 24 else ""
+    if len(value) > 24:
+        return ""
+    try:
+        return f" ({_yaml11_value(tag, value)})"
+    except ValueError:  # PyYAML's own constructor fails on a few, such as `0b_`
+        return ""
 
 
 def _number_form(value: str, tag: str) -> str:
@@ -134,8 +138,6 @@ def _number_form(value: str, tag: str) -> str:
     digits = value.lstrip("+-")
     if ":" in value:
         return f"{_shown(value)} reads as a base-60 number{_as_read(tag, value)} in YAML 1.1; quote it if it is text"
-    if "_" in value:
-        return f"{_shown(value)} has underscores, which YAML 1.1 drops; write {clip(value.replace('_', ''))}"
     if digits[:2] in ("0x", "0X"):
         return f"{_shown(value)} is a hexadecimal number; write it in decimal{_as_read(tag, value)}"
     if digits[:2] in ("0b", "0B"):
@@ -143,6 +145,8 @@ def _number_form(value: str, tag: str) -> str:
     if digits[:1] == "0" and tag == _INT:
         return (f"{_shown(value)} reads as an octal number{_as_read(tag, value)} in YAML 1.1; "
                 "write it without the leading zero, or quote it if it is text")
+    if "_" in value:
+        return f"{_shown(value)} has underscores, which YAML 1.1 drops; write {clip(value.replace('_', ''))}"
     return f"{_shown(value)} is not a plain decimal number; write it like 12, -3, 0.35 or 1.0e-3"
 
 
