@@ -8,7 +8,7 @@ from conftest import TINY_CATALOG, write_project
 from metrics_manual.capture import capture_text
 from metrics_manual.run import Run
 
-SEEDS_CATALOG = TINY_CATALOG + """\
+SEEDS_CATALOG = TINY_CATALOG.replace("rollout: rollout/step}", "rollout: rollout/step, perf: rollout/step}") + """\
       - key: train/ppo_kl
         meaning: the KL between the old and the new policy
   - id: perf

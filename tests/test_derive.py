@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from decimal import Decimal
 import math
 import re
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import run_cli, snapshot
 from derive_helpers import STEPS, seed_run, seeds_project, write_runs
-from metrics_manual.capture import read_capture
+from metrics_manual.runs import read_run
 from metrics_manual.derive import Method, percentile, round_down, round_near, round_up
 from metrics_manual.load import load_manual
 from metrics_manual.model import Band, Median
@@ -160,7 +161,7 @@ def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_find
     assert run_cli("build", cwd=root).returncode == 0
     found = run_cli("check", cwd=root)
     assert found.returncode == 1
-    assert re.search(rf"^{PROFILE}:{line}:\d+: error: rollout/raw_reward .* its own capture 'seed-\d' breaks it: ", found.stdout, re.M), found.stdout
+    assert re.search(rf"^{PROFILE}:{line}:\d+: error: rollout/raw_reward .* its own capture 'seed-\d' gives fail: ", found.stdout, re.M), found.stdout
 
     (root / PROFILE).write_text(text, "utf-8")
     assert run_cli("build", cwd=root).returncode == 0
@@ -179,7 +180,7 @@ def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -
     before = (root / PROFILE).read_text("utf-8")
     result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--write", cwd=root)
     assert result.returncode == 1
-    assert re.search(r"train/ppo_kl \[0\] exact: broken.*\n  violation: run 'seed-2' breaks it: 0.003 at step 0", result.stdout), result.stdout
+    assert re.search(r"train/ppo_kl \[0\] exact: broken.*\n  violation: run 'seed-2' breaks it \(fail\): .*step 0: 0.003\n", result.stdout), result.stdout
     after = (root / PROFILE).read_text("utf-8")
     ppo = [t for t in before.splitlines() if "healthy run" in t]
     assert ppo and all(t in after.splitlines() for t in ppo)
@@ -237,7 +238,7 @@ def test_unknown_profile_and_a_corrupt_run(seeds, tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.jsonl"
     corrupt.write_text('{"metric": "train/grad_norm", "series": [[0, 1.0]]}\n{not json\n', "utf-8")
     result = run_cli("derive", "--profile", "seeds", f"--run=bad={corrupt}", cwd=root)
-    assert result.returncode == 2 and re.search(r"corrupt.jsonl:2:1: error: ", result.stderr), result.stderr
+    assert result.returncode == 2 and re.search(r"corrupt.jsonl:2:\d+: error: ", result.stderr), result.stderr
 
 
 def test_a_run_missing_a_metric_or_holding_nan_is_not_derived(seeds, tmp_path: Path) -> None:
@@ -268,7 +269,8 @@ def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_pa
     text = (root / "ranges/captures/seed-1.jsonl").read_text("utf-8")
     assert '"NaN"' in text and '"-Infinity"' in text and "custom/" not in text
     assert all(line.startswith('{"metric":"') for line in text.splitlines())
-    back = read_capture(root / "ranges/captures/seed-1.jsonl")
+    back = read_run([root / "ranges/captures/seed-1.jsonl"], load_manual(root).catalog)
+    assert back.formats == ["ci-history"] and back.problems == []
     assert set(back.series) == set(run.series) - {"custom/not_in_catalog"}
     for key, series in back.series.items():
         assert series.keys() == run.series[key].keys()
@@ -308,3 +310,25 @@ def test_check_judges_only_captures_inside_the_project(seeds, tmp_path: Path) ->
     missing = run_cli("check", cwd=root)
     assert missing.returncode == 1
     assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seed-3.jsonl is missing", missing.stdout, re.M), missing.stdout
+
+
+def test_runs_in_other_forms_give_the_same_ranges(seeds, tmp_path: Path) -> None:
+    """A run is read by the judge's readers: a dashboard log gives what its CI history gives."""
+    root, runs, args = seeds
+    assert run_cli("derive", "--profile", "seeds", *args, "--write", cwd=root).returncode == 0
+    from_history = load_manual(root).profile("seeds").expectations
+    dashboard = tmp_path / "dash" / "metrics.jsonl"
+    dashboard.parent.mkdir()
+    lines = []
+    for s in range(STEPS):
+        for ns, step_key in (("rollout", "rollout/step"), ("train", "train/step"), ("perf", "rollout/step")):
+            metrics = {k: series[s] for k, series in runs["seed-2"].series.items() if k.startswith(ns + "/")}
+            lines.append(json.dumps({"ts": 1.0 + s, "step_key": step_key, "step": s, "metrics": {step_key: s, **metrics}}))
+    dashboard.write_text("\n".join(lines) + "\n", "utf-8")
+    mixed = [a if "seed-2=" not in a else f"--run=seed-2={dashboard}" for a in args]
+    root2 = seeds_project(tmp_path / "again")
+    result = run_cli("derive", "--profile", "seeds", *mixed, "--write", cwd=root2)
+    assert result.returncode == 0, result.stdout + result.stderr
+    again = load_manual(root2).profile("seeds").expectations
+    assert {k: [e.model_dump(exclude={"sources"}) for e in v] for k, v in again.items()} == \
+           {k: [e.model_dump(exclude={"sources"}) for e in v] for k, v in from_history.items()}

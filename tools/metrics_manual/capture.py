@@ -2,7 +2,8 @@
 
 A capture is what a profile's ranges were derived from, small enough to review in a pull
 request: `{"metric": key, "series": [[step, value], ...]}` per line, the shape of Miles'
-CI history, with non-finite values as the strings "NaN", "Infinity" and "-Infinity".
+CI history, with non-finite values as the strings "NaN", "Infinity" and "-Infinity"; the
+judge's CI-history reader reads it back.
 """
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ import math
 from pathlib import Path
 from typing import Iterable
 
-from .errors import Finding
 from .run import Run
-
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _value(v: float) -> float | str:
@@ -37,26 +35,6 @@ def capture_text(run: Run, keys: Iterable[str]) -> str:
                 points = [(step, _value(series[step])) for step, _ in points]
             lines.append(json.dumps({"metric": key, "series": points}, separators=(",", ":"), allow_nan=False))
     return "".join(line + "\n" for line in lines)
-
-
-def read_capture(path: Path, display: str | None = None) -> Run:
-    """Read a capture written by `capture_text` (or any CI-history file) into a Run."""
-    shown = display or str(path)
-    run = Run(paths=[shown], formats=["ci-history"])
-    with path.open("r", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                key, points = record["metric"], record["series"]
-                series = run.series.setdefault(str(key), {})
-                for step, value in points:
-                    series[int(step)] = _NON_FINITE[value] if isinstance(value, str) else float(value)
-            except (ValueError, KeyError, TypeError) as exc:
-                run.problems.append(Finding(shown, n, 1, f"not a capture line ({exc.__class__.__name__}): expected "
-                                            '{"metric": KEY, "series": [[STEP, VALUE], ...]}'))
-    return run
 
 
 def sha256_of(path: Path) -> str:

@@ -28,7 +28,7 @@ class ReferenceCurves:
 
     def runs(self, profile: Profile) -> dict[str, Run]:
         if profile.id not in self._runs:
-            self._runs[profile.id] = captured_runs(self.root, profile)
+            self._runs[profile.id] = captured_runs(self.root, profile, self.manual.catalog)
         return self._runs[profile.id]
 
     def __call__(self, metric: Metric) -> str:

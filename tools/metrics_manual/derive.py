@@ -16,7 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import UsageError
-from .model import AtStep, Band, Catalog, Exact, Expectation, Median, Metric, Presence, Profile
+from .export import export_document
+from .judge import Result, judge
+from .load import Manual
+from .model import Band, Exact, Expectation, Median, Metric, Presence, Profile
 from .phrase import num
 from .run import Run
 
@@ -217,39 +220,15 @@ def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options
     return out
 
 
-def _step_key_steps(run: Run, key: str, catalog: Catalog) -> set[int]:
-    """The steps the run reached on the step key of `key`'s namespace."""
-    ns = key.split("/", 1)[0]
-    step_key = catalog.step_keys.get(ns)
-    if step_key and step_key in run.series:
-        return set(run.series[step_key])
-    return {s for k, series in run.series.items() if k.split("/", 1)[0] == ns for s in series}
-
-
-def breaks(e: Exact | Presence, key: str, run: Run, catalog: Catalog) -> list[str]:
-    """How one run breaks an exact value or a presence (empty: it holds)."""
-    series = run.series.get(key)
-    if not series:
-        return [f"{key} is not logged"]
-    if isinstance(e, Presence):
-        missing = sorted(_step_key_steps(run, key, catalog) - set(series))
-        return [f"not logged at step{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing[:10]))}"] if missing else []
-    if isinstance(e.at, AtStep):
-        if e.at.step not in series:
-            return [f"not logged at step {e.at.step}"]
-        points = [(e.at.step, series[e.at.step])]
-    else:
-        points = sorted(series.items())
-    bad = [(s, v) for s, v in points if not v == e.value]
-    return [f"{v} at step {s}" for s, v in bad[:5]] + ([f"and {len(bad) - 5} more steps"] if len(bad) > 5 else [])
-
-
-def _check(key: str, i: int, e: Exact | Presence, runs: dict[str, Run], catalog: Catalog) -> Outcome:
+def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[str, int], Result]]) -> Outcome:
+    """An exact value or a presence, held against every run by the judge's rules; never rewritten."""
     out = Outcome(key, i, e.kind, "")
-    for name, run in runs.items():
-        found = breaks(e, key, run, catalog)
-        if found:
-            out.problems.append(f"run {name!r} breaks it: {'; '.join(found)}")
+    for name, results in judged.items():
+        r = results.get((key, i))
+        if r is None:
+            out.problems.append(f"run {name!r} could not be judged on it")
+        elif r.verdict != "pass":
+            out.problems.append(f"run {name!r} breaks it ({r.verdict}): {r.reason}")
     out.violation = bool(out.problems)
     out.summary = "holds in every run" if not out.problems else "broken; left for the maintainer to decide, not rewritten"
     return out
@@ -259,9 +238,12 @@ def _rangeable(metric: Metric | None) -> bool:
     return metric is not None and not metric.members
 
 
-def derive(profile: Profile, catalog: Catalog, runs: dict[str, Run], options: Options) -> Derivation:
+def derive(manual: Manual, profile: Profile, runs: dict[str, Run], options: Options) -> Derivation:
     """What the runs say about each metric of the profile (or of `options.keys`)."""
+    catalog = manual.catalog
     metrics = {m.key: m for s in catalog.sections for m in s.metrics}
+    export = export_document(manual, profile, None)
+    judged = {name: {(r.metric, r.expectation): r for r in judge(export, run).results} for name, run in runs.items()}
     members = {k for m in metrics.values() for k in m.members}
     if options.keys:
         keys = list(options.keys)
@@ -282,7 +264,7 @@ def derive(profile: Profile, catalog: Catalog, runs: dict[str, Run], options: Op
             elif isinstance(e, Median):
                 result.outcomes.append(_median(key, i, e, runs, options))
             else:
-                result.outcomes.append(_check(key, i, e, runs, catalog))
+                result.outcomes.append(_check(key, i, e, judged))
         if not expectations:
             metric = metrics.get(key)
             if metric is not None and metric.members:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import re
 import shutil
 import sys
@@ -22,6 +21,7 @@ from .load import PROFILES, Manual, did_you_mean, load_manual, profile_files
 from .model import Catalog, Profile
 from .phrase import words
 from .profile_edit import ProfileFile
+from . import runs as runs_reader
 from .run import Run
 from .source import read_document
 
@@ -29,10 +29,8 @@ _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 def read_run(path: Path, catalog: Catalog) -> Run:
-    """One run from its files, through the judge's readers."""
-    from .capture import read_capture
-
-    return read_capture(path)
+    """One run from its files or folder, through the judge's readers (any form a Miles run writes)."""
+    return runs_reader.read_run([path], catalog)
 
 
 @dataclass
@@ -113,7 +111,7 @@ def plan(root: Path, manual: Manual, profile: Profile, runs: list[RunArg], optio
         loaded[r.name] = run
     if findings:
         raise SourceError(findings)
-    result = derive(profile, manual.catalog, loaded, options)
+    result = derive(manual, profile, loaded, options)
 
     keys = [k for m in manual.metrics.values() for k in (m.members or [m.key])]
     captures: dict[Path, str] = {}
@@ -195,7 +193,7 @@ def derive_command(root: str | None, profile_id: str, runs: tuple[str, ...], met
         p = plan(project, manual, manual.profile(profile_id), parse_runs(runs), options,
                  Path(capture_to).resolve() if capture_to else None, code_commit)
     except ManualError as err:
-        fail(err)
+        fail(err, wrote_nothing=True)
     report(p)
     rel = p.profile_file.relative_to(project).as_posix()
     diff = "".join(difflib.unified_diff(p.old_text.splitlines(True), p.new_text.splitlines(True), f"a/{rel}", f"b/{rel}"))

@@ -1,27 +1,23 @@
 """`check` holds each profile against its own captures in the repository.
 
 A capture source with a SHA-256 whose file lies inside the project is a pinned capture:
-a changed file, or a range that its own captured runs break, is a finding. Captures that
+a changed file, or a range that its own captured runs break (by the rules of `judge`),
+is a finding. Captures that
 live elsewhere (the lab's) cannot be re-judged; their pages say so.
 """
 from __future__ import annotations
 
-import math
-import statistics
 from pathlib import Path
 
-from .capture import read_capture, sha256_of
-from .derive import breaks, covered_steps
-from .errors import Finding
+from .capture import sha256_of
+from .errors import Finding, ManualError
+from .export import export_document
+from .judge import Result, judge
 from .load import PROFILES, Manual, profile_files
-from .model import Band, CaptureSource, Catalog, Expectation, Median, Profile
-from .phrase import describe, num
+from .model import Band, CaptureSource, Catalog, Profile, ProfileExport
 from .run import Run
+from .runs import read_run
 from .source import read_document
-
-# What a median may differ from its stated value before check reports it (the judge's default).
-MEDIAN_RTOL = 0.10
-
 
 def repo_capture(root: Path, source: object) -> Path | None:
     """The file of a pinned capture source inside the project, else None."""
@@ -36,33 +32,39 @@ def captures_in_repo(root: Path, profile: Profile) -> dict[str, Path]:
     return {sid: p for sid, s in profile.sources.items() if (p := repo_capture(root, s)) is not None}
 
 
-def captured_runs(root: Path, profile: Profile) -> dict[str, Run]:
+def read_capture_run(path: Path, shown: str, catalog: Catalog) -> Run:
+    """A capture (CI-history lines) through the judge's reader, shown by its path in the project."""
+    run = read_run([path], catalog, input_format="ci-history")
+    run.paths = [shown]
+    return run
+
+
+def captured_runs(root: Path, profile: Profile, catalog: Catalog) -> dict[str, Run]:
     """The profile's captured runs that are in the project and readable, by source id."""
-    return {sid: read_capture(path, str(path.relative_to(root.resolve())))
-            for sid, path in captures_in_repo(root, profile).items() if path.is_file()}
+    out = {}
+    for sid, path in captures_in_repo(root, profile).items():
+        if path.is_file():
+            try:
+                out[sid] = read_capture_run(path, str(path.relative_to(root.resolve())), catalog)
+            except ManualError:
+                continue  # check reports it; a drawing leaves it out
+    return out
 
 
-def holds(e: Expectation, key: str, run: Run, skip_first: int, catalog: Catalog) -> list[str]:
-    """How one captured run breaks an expectation (empty: it holds).
+def verdicts(export: ProfileExport, run: Run, skip_first: int) -> dict[tuple[str, int], Result]:
+    """(metric, expectation index) -> the judge's result for one run.
 
-    The containment rules of `judge` (band bounds included, median within a relative
-    tolerance, exact and presence at every step), kept to what a capture can break.
+    The first `skip_first` steps (warm-up) are excluded from every expectation but a window,
+    which covers exactly those first steps.
     """
-    if not isinstance(e, (Band, Median)):
-        return breaks(e, key, run, catalog)
-    points = covered_steps(run, key, e, skip_first)
-    if not points:
-        return [f"{key} is not logged at the steps it covers"]
-    bad = [(s, v) for s, v in points if not math.isfinite(v)]
-    if isinstance(e, Band):
-        bad += [(s, v) for s, v in points if math.isfinite(v) and not e.contains(v)]
-        return [f"{num(v) if math.isfinite(v) else v} at step {s}" for s, v in sorted(bad)[:5]]
-    if bad:
-        return [f"{bad[0][1]} at step {bad[0][0]}"]
-    median = statistics.median(v for _, v in points)
-    if abs(median - e.value) > MEDIAN_RTOL * abs(e.value):
-        return [f"median {num(median)} of {len(points)} steps is more than {num(MEDIAN_RTOL * 100)}% from {num(e.value)}"]
-    return []
+    results = {(r.metric, r.expectation): r for r in judge(export, run).results}
+    if skip_first:
+        warm_up = {s for sk in set(run.step_keys.values()) for s in run.reached(sk)[:skip_first]}
+        windows = {(k, i) for m in export.metrics for k in (m.members or [m.key]) for i, e in enumerate(m.expectations)
+                   if isinstance(e, Band) and e.window}
+        results.update({(r.metric, r.expectation): r for r in judge(export, run, exclude_steps=warm_up).results
+                        if (r.metric, r.expectation) not in windows})
+    return results
 
 
 def rejudge(root: Path, manual: Manual) -> list[Finding]:
@@ -89,19 +91,20 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
             if sha256_of(path) != source.sha256:
                 out.append(doc.finding(("sources", sid, "sha256"), f"capture {source.path} changed: its SHA-256 no longer "
                                        "matches; restore it or derive the ranges again"))
-            run = read_capture(path, source.path)
+            try:
+                run = read_capture_run(path, source.path, manual.catalog)
+            except ManualError as err:
+                out += getattr(err, "findings", [doc.finding(("sources", sid, "path"), str(err))])
+                continue
             out += run.problems
             runs[sid] = run
+        export = export_document(manual, profile, None)
+        judged = {sid: verdicts(export, run, getattr(profile.sources[sid], "skip_first", None) or 0) for sid, run in runs.items()}
         for key, expectations in profile.expectations.items():
-            unit = manual.metrics[key].unit if key in manual.metrics else None
             for i, e in enumerate(expectations):
                 for sid in e.sources:
-                    if sid not in runs:
-                        continue
-                    source = profile.sources[sid]
-                    assert isinstance(source, CaptureSource)
-                    found = holds(e, key, runs[sid], source.skip_first or 0, manual.catalog)
-                    if found:
-                        out.append(doc.finding(("expectations", key, i), f"{key} {describe(e, unit)}: its own capture "
-                                               f"{sid!r} breaks it: {'; '.join(found)}"))
+                    r = judged.get(sid, {}).get((key, i))
+                    if r is not None and r.verdict != "pass":
+                        out.append(doc.finding(("expectations", key, i), f"{key} {r.expected}: its own capture {sid!r} "
+                                               f"gives {r.verdict}: {r.reason}"))
     return out
