@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Literal, Union
+from typing import Callable, Iterable, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -141,7 +141,7 @@ class Case:
 
     key: str
     e: Expectation
-    values: dict[int, float]
+    values: Mapping[int, float]
     covered: list[int]
     expected_count: int
     rtol: float

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 import jinja2
 from markupsafe import Markup
@@ -47,7 +48,7 @@ def metric_parts(j: Judgement, run: Run, profile: ProfileExport) -> list[MetricP
     for key, part in parts.items():
         expectations: list[Expectation] = list(profile.metric(key).expectations)
         failing = sorted({p.step for r in part.results for p in r.failing_steps})
-        values = run.series.get(key, {})
+        values: Mapping[int, float] = run.series.get(key) or {}
         if values or failing:
             part.drawing = Markup(series_drawing({"run": values}, expectations, part.results[0].unit,
                                                  title=f"{key}: the run's values per step", failing={"run": failing}))

@@ -10,6 +10,7 @@ import math
 from typing import IO, Any, Callable, Collection, Iterator, Mapping
 
 from ..errors import Finding
+from ..run import Series
 
 Progress = Callable[[int], None]
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -26,7 +27,7 @@ class Collector:
         self.step_key_set = set(self.step_keys.values())
         self.keys = None if keys is None else set(keys) | self.step_key_set
         self.unread: set[str] = set()
-        self.series: dict[str, dict[int, float]] = {}
+        self.series: dict[str, Series] = {}
         self.attempts: dict[tuple[str, int], int] = {}
         self.problems: list[Finding] = []
         self.progress = progress
@@ -48,7 +49,7 @@ class Collector:
         """Record one value; a repeated step keeps the value of the highest attempt, the later on a tie."""
         series = self.series.get(key)
         if series is None:
-            series = self.series[key] = {}
+            series = self.series[key] = Series()
         if attempt or self.attempts:
             old = self.attempts.get((key, step), 0)
             if attempt < old:
@@ -59,7 +60,10 @@ class Collector:
 
     def put_step(self, key: str, step: int) -> None:
         """A step key's own value: the step it names was reached."""
-        self.series.setdefault(key, {})[step] = float(step)
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = Series()
+        series[step] = float(step)
 
     def problem(self, path: str, line: int, message: str, severity: str = "error", col: int = 1) -> None:
         self.problems.append(Finding(path, line, col, message, severity))
