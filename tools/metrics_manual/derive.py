@@ -13,7 +13,7 @@ import decimal
 import math
 import statistics
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from .errors import UsageError
 from .export import export_document
@@ -155,7 +155,7 @@ def covered_steps(run: Run, key: str, e: Band | Median | None, skip_first: int, 
     The same steps `judge` covers with the warm-up steps excluded, so `check` re-judges a
     derived range on exactly the values it was derived from.
     """
-    series = run.series.get(key, {})
+    series: Mapping[int, float] = run.series.get(key) or {}
     steps = sorted(series)
     if isinstance(e, Band) and e.window:
         steps = steps[: e.window.first]
