@@ -19,7 +19,7 @@ from .errors import UsageError
 from .export import export_document
 from .judge import Result, judge
 from .load import Manual
-from .model import Band, Exact, Expectation, Median, Metric, Presence, Profile
+from .model import Band, Exact, Expectation, Median, Metric, Presence, Profile, ProfileExport
 from .phrase import num
 from .run import Run
 
@@ -238,11 +238,13 @@ def _rangeable(metric: Metric | None) -> bool:
     return metric is not None and not metric.members
 
 
-def derive(manual: Manual, profile: Profile, runs: dict[str, Run], options: Options) -> Derivation:
-    """What the runs say about each metric of the profile (or of `options.keys`)."""
+def derive(manual: Manual, profile: Profile, runs: dict[str, Run], options: Options,
+           export: ProfileExport | None = None) -> Derivation:
+    """What the runs say about each metric of the profile (or of `options.keys`); `export` is the
+    profile as the judge reads it (built here when not given)."""
     catalog = manual.catalog
     metrics = {m.key: m for s in catalog.sections for m in s.metrics}
-    export = export_document(manual, profile, None)
+    export = export or export_document(manual, profile, None)
     judged = {name: {(r.metric, r.expectation): r for r in judge(export, run).results} for name, run in runs.items()}
     members = {k for m in metrics.values() for k in m.members}
     if options.keys:

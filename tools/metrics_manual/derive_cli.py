@@ -17,8 +17,9 @@ from .capture import capture_text, sha256_of
 from .derive import Derivation, Method, Options, derive
 from .errors import Finding, ManualError, SourceError, UsageError
 from .files import write_file
-from .load import PROFILES, Manual, did_you_mean, load_manual, profile_files
-from .model import Catalog, Profile
+from .load import PROFILES, Manual, load_manual, profile_files
+from .build import exported_profile
+from .model import Catalog, Profile, ProfileExport
 from .phrase import words
 from .profile_edit import ProfileFile
 from . import runs as runs_reader
@@ -95,7 +96,7 @@ class Plan:
     captures: dict[Path, str]
 
 
-def plan(root: Path, manual: Manual, profile: Profile, runs: list[RunArg], options: Options,
+def plan(root: Path, manual: Manual, export: ProfileExport, runs: list[RunArg], options: Options,
          capture_to: Path | None, code_commit: str | None) -> Plan:
     loaded: dict[str, Run] = {}
     findings: list[Finding] = []
@@ -111,7 +112,8 @@ def plan(root: Path, manual: Manual, profile: Profile, runs: list[RunArg], optio
         loaded[r.name] = run
     if findings:
         raise SourceError(findings)
-    result = derive(manual, profile, loaded, options)
+    profile = manual.profile(export.profile.id)
+    result = derive(manual, profile, loaded, options, export)
 
     keys = [k for m in manual.metrics.values() for k in (m.members or [m.key])]
     captures: dict[Path, str] = {}
@@ -183,14 +185,11 @@ def derive_command(root: str | None, profile_id: str, runs: tuple[str, ...], met
     from .cli import EXIT_DRIFT, fail, find_root  # the command's shared exits; cli imports this module
     try:
         project = find_root(root)
-        manual = load_manual(project)
-        ids = [p.id for p in manual.profiles]
-        if profile_id not in ids:
-            raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
+        manual, export = exported_profile(project, profile_id)
         if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
             raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
         options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
-        p = plan(project, manual, manual.profile(profile_id), parse_runs(runs), options,
+        p = plan(project, manual, export, parse_runs(runs), options,
                  Path(capture_to).resolve() if capture_to else None, code_commit)
     except ManualError as err:
         fail(err, wrote_nothing=True)
