@@ -27,9 +27,10 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("curves")
     root = seeds_project(tmp / "manual")
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
-    for part in ("stylesheets",):
-        if (REPO / "docs" / part).is_dir():
-            shutil.copytree(REPO / "docs" / part, root / "docs" / part)
+    # The hand-written pages and styles, as the site has them: the generated ones come from this source.
+    for page in (REPO / "docs").glob("*.md"):
+        shutil.copy(page, root / "docs" / page.name)
+    shutil.copytree(REPO / "docs" / "stylesheets", root / "docs" / "stylesheets")
     paths = write_runs(tmp / "runs", {name: seed_run(i) for i, name in enumerate(RUNS, 1)})
     result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()),
                      "--capture-to", "ranges/captures/seeds", "--write", cwd=root)
