@@ -62,6 +62,9 @@ def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path
 def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:
     page = (derived / "docs/profiles/seeds.md").read_text("utf-8")
     assert "are in this repository" in page
+    for name in RUNS:  # each run's source shows its file's digest next to its path
+        source = load_manual(derived).profile("seeds").sources[name]
+        assert f"capture file `{source.path}` (keys `{name}`), SHA-256 `{source.sha256[:12]}`" in page
     lab = (REPO / "docs/profiles").glob("*.md")
     outside = [p for p in lab if p.name != "index.md" and "capture" in p.read_text("utf-8")]
     assert outside and all("not in this repository" in p.read_text("utf-8") for p in outside)
