@@ -204,6 +204,11 @@ def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
     assert run_cli("build", cwd=root).returncode == 0
     checked = run_cli("check", cwd=root)
     assert checked.returncode == 0, checked.stdout  # check leaves the warm-up out too
+    # Derived again without a warm-up: the phrase and the record of it go.
+    assert run_cli("derive", "--profile", "seeds", *args, "--metric", "train/grad_norm", *capture, "--write", cwd=root).returncode == 0
+    again = load_manual(root).profile("seeds")
+    assert again.expectations["train/grad_norm"][0].condition is None and again.sources["seed-1"].skip_first is None
+    assert again.expectations["train/grad_norm"][1].condition == "in the first steps"
 
 
 @pytest.mark.parametrize("method", ["percentile:5,95", "sigma:2"])

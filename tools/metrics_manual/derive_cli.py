@@ -75,6 +75,17 @@ def _shown(path: Path, root: Path) -> str:
         return str(resolved)
 
 
+_SKIP = re.compile(r"(?:^|, )after the first (?:step|\S+ steps)$")
+
+
+def with_skip(condition: str | None, n: int) -> str | None:
+    """The condition saying which warm-up steps are left out (a previous derive's phrase replaced)."""
+    kept = _SKIP.sub("", condition or "") or None
+    if not n:
+        return kept
+    return f"{kept}, {skip_phrase(n)}" if kept else skip_phrase(n)
+
+
 def skip_phrase(n: int) -> str:
     return "after the first step" if n == 1 else f"after the first {words(n)} steps"
 
@@ -143,11 +154,11 @@ def plan(root: Path, manual: Manual, export: ProfileExport, runs: list[RunArg], 
         if o.values is None or o.problems:
             continue
         values = dict(o.values, sources=run_ids)
-        if options.skip_first and not (o.kind == "band" and "window" in _existing(profile, o.key, o.index)):
-            condition = _existing(profile, o.key, o.index).get("condition")
-            phrase = skip_phrase(options.skip_first)
-            if not condition or phrase not in condition:
-                values["condition"] = f"{condition}, {phrase}" if condition else phrase
+        existing = _existing(profile, o.key, o.index)
+        if not (o.kind == "band" and "window" in existing):
+            condition = with_skip(existing.get("condition"), options.skip_first)
+            if condition != existing.get("condition"):
+                values["condition"] = condition  # None removes it
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
     validate_edit(root, file, new)
