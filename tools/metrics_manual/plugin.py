@@ -3,11 +3,18 @@
 With `watch: [ranges, templates]` in mkdocs.yml, `mkdocs serve` rebuilds on a
 YAML edit; this plugin then writes only the generated files whose content
 changed, so the one extra rebuild that those writes cause finds nothing to write.
+
+`mkdocs build` fails on an invalid source. `mkdocs serve` does not: a failed build
+would leave the browser waiting for a site that never comes, so the plugin keeps
+the last good pages and shows the findings on top of every page until a good save.
 """
 from __future__ import annotations
 
+import html
+import logging
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jinja2
 from mkdocs.config.defaults import MkDocsConfig
@@ -17,7 +24,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from .build import generate
-from .errors import ManualError
+from .errors import ManualError, SourceError
 from .export import CSV_COLUMNS
 from .files import write_files
 from .load import Manual
@@ -25,12 +32,39 @@ from .render import environment, template_error
 
 log = get_plugin_logger(__name__)
 
+INVALID = "the source is invalid; nothing was written"
+
+
+def _problem(exc: BaseException) -> str:
+    """What went wrong, as the command says it: findings as `path:line:col: error: ...`, or one message."""
+    if isinstance(exc, OSError):  # every file is staged before any is replaced: the old ones stand
+        return f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"
+    if isinstance(exc, RecursionError):
+        return "a file under ranges/ nests too deeply to read; flatten it"
+    return str(exc)
+
+
+def _tell_terminal(message: str) -> None:
+    """An error line in the terminal of `mkdocs serve`, through MkDocs' own handler but not its logger:
+    `strict` counts what the logger sees and would fail the rebuild, which makes the browser wait."""
+    record = logging.LogRecord("mkdocs.plugins.metrics_manual", logging.ERROR, __file__, 0, message, None, None)
+    handlers = [h for h in logging.getLogger("mkdocs").handlers if h.get_name() == "MkDocsStreamHandler"]
+    if handlers:
+        handlers[0].handle(record)
+    else:  # pragma: no cover - MkDocs always installs its stream handler
+        print(f"ERROR    -  {message}", file=sys.stderr)
+
 
 class MetricsManualPlugin(BasePlugin):
     def __init__(self) -> None:
         self.manual: Manual | None = None
         self.root = Path(".")
         self.env: jinja2.Environment | None = None
+        self.serving = False
+        self.problem: str | None = None  # while serving: why the pages are those of the last good build
+
+    def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
+        self.serving = command == "serve"
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
@@ -38,20 +72,38 @@ class MetricsManualPlugin(BasePlugin):
         return config
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
+        self.problem = None
         try:
-            self.manual, files = generate(self.root)
-        except ManualError as err:
-            raise PluginError(f"metrics-manual: the source is invalid; nothing was written:\n{err}") from None
-        report = write_files(self.root, files)
+            manual, files = generate(self.root)
+        except (ManualError, RecursionError) as exc:
+            return self._fail(f"metrics-manual: {INVALID}:\n{_problem(exc)}" if isinstance(exc, SourceError)
+                              else f"metrics-manual: {_problem(exc)}; nothing was written")
+        try:
+            report = write_files(self.root, files)
+        except OSError as exc:
+            return self._fail(f"metrics-manual: {_problem(exc)}")
+        self.manual = manual
         for rel in report.hand_edited:
-            log.warning(f"overwrote hand edits in {rel}")
+            # While serving, a warning would fail the rebuild under `strict` and stall the browser.
+            (log.info if self.serving else log.warning)(f"overwrote hand edits in {rel}")
         if report.written or report.removed:
             log.info(f"wrote {len(report.written)} generated file(s), removed {len(report.removed)}")
 
+    def _fail(self, message: str) -> None:
+        if not self.serving:
+            raise PluginError(message)
+        self.problem = message.removeprefix("metrics-manual: ")
+        _tell_terminal(message + "\nServing the last good pages with these findings; save a fix to reload.")
+
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Pages with `facts: true` in their front matter are Jinja templates over the model."""
-        if not page.meta.get("facts") or self.manual is None or self.env is None:
+        if "title" in page.meta:
+            # A title is text (generated pages take it from ranges/); themes print it as HTML.
+            page.meta["title"] = html.escape(str(page.meta["title"]))
+        if not page.meta.get("facts") or self.env is None:
             return markdown
+        if self.manual is None:  # serving, and the source was never valid: nothing to fill in
+            return "This page is filled in from `ranges/`, which does not load; see the findings above.\n"
         context: dict[str, Any] = {
             "manual": self.manual, "catalog": self.manual.catalog, "profiles": self.manual.profiles,
             "csv_columns": CSV_COLUMNS,
@@ -60,4 +112,20 @@ class MetricsManualPlugin(BasePlugin):
             return self.env.from_string(markdown).render(context)
         except jinja2.TemplateError as exc:
             err = template_error(exc, self.root)
-            raise PluginError(f"metrics-manual: in docs/{page.file.src_uri}: {err}") from None
+            self._fail(f"metrics-manual: in docs/{page.file.src_uri}: {err}")
+            return "This page is a template that does not render; see the findings above.\n"
+
+    def on_page_content(self, html_text: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+        if "title" not in page.meta and page.title and not page.is_homepage:
+            # A title taken from the first heading is HTML; as a front-matter title Material prints it
+            # as is, where it would otherwise pass it through `striptags`, which decodes its entities.
+            page.meta["title"] = page.title
+        if self.problem is None:
+            return html_text
+        banner = (
+            '<div class="admonition failure" id="metrics-manual-invalid" role="alert">'
+            '<p class="admonition-title">This page shows the last good build: the source is invalid</p>'
+            f"<pre><code>{html.escape(self.problem)}</code></pre>"
+            "<p>Fix it and save: the page reloads by itself.</p></div>\n"
+        )
+        return banner + html_text
