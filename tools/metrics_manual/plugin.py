@@ -35,13 +35,26 @@ log = get_plugin_logger(__name__)
 INVALID = "the source is invalid; nothing was written"
 
 
-def _problem(exc: BaseException) -> str:
+def _problem(exc: BaseException, root: Path) -> str:
     """What went wrong, as the command says it: findings as `path:line:col: error: ...`, or one message."""
     if isinstance(exc, OSError):  # every file is staged before any is replaced: the old ones stand
-        return f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"
+        return f"cannot write {_shown(exc.filename, root)}: {exc.strerror}; nothing was changed"
     if isinstance(exc, RecursionError):
         return "a file under ranges/ nests too deeply to read; flatten it"
     return str(exc)
+
+
+def _shown(filename: str | None, root: Path) -> str:
+    """A path as the reader knows it: relative to the project, the folder for a staged temp file."""
+    if not filename:
+        return "the generated files"
+    path = Path(filename)
+    if path.name.startswith(".") and path.name.endswith(".tmp"):
+        path = path.parent
+    try:
+        return path.resolve().relative_to(root).as_posix() + ("/" if path.is_dir() else "")
+    except ValueError:
+        return str(path)
 
 
 def _tell_terminal(message: str) -> None:
@@ -76,12 +89,12 @@ class MetricsManualPlugin(BasePlugin):
         try:
             manual, files = generate(self.root)
         except (ManualError, RecursionError) as exc:
-            return self._fail(f"metrics-manual: {INVALID}:\n{_problem(exc)}" if isinstance(exc, SourceError)
-                              else f"metrics-manual: {_problem(exc)}; nothing was written")
+            return self._fail(f"metrics-manual: {INVALID}:\n{_problem(exc, self.root)}" if isinstance(exc, SourceError)
+                              else f"metrics-manual: {_problem(exc, self.root)}; nothing was written")
         try:
             report = write_files(self.root, files)
         except OSError as exc:
-            return self._fail(f"metrics-manual: {_problem(exc)}")
+            return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
         self.manual = manual
         for rel in report.hand_edited:
             # While serving, a warning would fail the rebuild under `strict` and stall the browser.
