@@ -32,16 +32,15 @@ from .render import environment, template_error
 
 log = get_plugin_logger(__name__)
 
-INVALID = "the source is invalid; nothing was written"
-
-
 def _problem(exc: BaseException, root: Path) -> str:
-    """What went wrong, as the command says it: findings as `path:line:col: error: ...`, or one message."""
-    if isinstance(exc, OSError):  # every file is staged before any is replaced: the old ones stand
-        return f"cannot write {_shown(exc.filename, root)}: {exc.strerror}; nothing was changed"
+    """Why nothing was generated, as the command says it: findings as `path:line:col: error: ...`."""
+    if isinstance(exc, SourceError):
+        return f"the source is invalid; nothing was written:\n{exc}"
+    if isinstance(exc, OSError):
+        return f"cannot read {_shown(exc.filename, root)}: {exc.strerror}; nothing was written"
     if isinstance(exc, RecursionError):
-        return "a file under ranges/ nests too deeply to read; flatten it"
-    return str(exc)
+        return "a file under ranges/ nests too deeply to read; flatten it; nothing was written"
+    return f"{exc}; nothing was written"
 
 
 def _shown(filename: str | None, root: Path) -> str:
@@ -88,13 +87,13 @@ class MetricsManualPlugin(BasePlugin):
         self.problem = None
         try:
             manual, files = generate(self.root)
-        except (ManualError, RecursionError) as exc:
-            return self._fail(f"metrics-manual: {INVALID}:\n{_problem(exc, self.root)}" if isinstance(exc, SourceError)
-                              else f"metrics-manual: {_problem(exc, self.root)}; nothing was written")
+        except (ManualError, RecursionError, OSError) as exc:
+            return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
         try:
             report = write_files(self.root, files)
-        except OSError as exc:
-            return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
+        except OSError as exc:  # every file is staged before any is replaced: the old ones stand
+            return self._fail(f"metrics-manual: cannot write {_shown(exc.filename, self.root)}: {exc.strerror}; "
+                              "nothing was changed")
         self.manual = manual
         for rel in report.hand_edited:
             # While serving, a warning would fail the rebuild under `strict` and stall the browser.
@@ -110,9 +109,9 @@ class MetricsManualPlugin(BasePlugin):
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Pages with `facts: true` in their front matter are Jinja templates over the model."""
-        if "title" in page.meta:
+        if isinstance(page.meta.get("title"), str):
             # A title is text (generated pages take it from ranges/); themes print it as HTML.
-            page.meta["title"] = html.escape(str(page.meta["title"]))
+            page.meta["title"] = html.escape(page.meta["title"])
         if not page.meta.get("facts") or self.env is None:
             return markdown
         if self.manual is None:  # serving, and the source was never valid: nothing to fill in
@@ -130,14 +129,16 @@ class MetricsManualPlugin(BasePlugin):
 
     def on_page_content(self, html_text: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         if "title" not in page.meta and page.title and not page.is_homepage:
-            # A title taken from the first heading is HTML; as a front-matter title Material prints it
-            # as is, where it would otherwise pass it through `striptags`, which decodes its entities.
-            page.meta["title"] = page.title
+            # Material passes a title without front matter through `striptags`, which decodes entities
+            # (`&lt;/title&gt;` would close the tag); as front matter it prints it as is. A title from
+            # the first heading is HTML already; one from the file name is text.
+            from_heading = getattr(page, "_title_from_render", None)
+            page.meta["title"] = from_heading or html.escape(page.title)
         if self.problem is None:
             return html_text
         banner = (
             '<div class="admonition failure" id="metrics-manual-invalid" role="alert">'
-            '<p class="admonition-title">This page shows the last good build: the source is invalid</p>'
+            '<p class="admonition-title">metrics-manual could not update the pages: this is the last good build</p>'
             f"<pre><code>{html.escape(self.problem)}</code></pre>"
             "<p>Fix it and save: the page reloads by itself.</p></div>\n"
         )
