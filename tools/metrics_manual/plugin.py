@@ -22,25 +22,28 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
+from mkdocs.utils import CountHandler
 
-from .build import generate
+from .build import build
 from .errors import ManualError, SourceError
 from .export import CSV_COLUMNS
-from .files import write_files
 from .load import Manual
 from .render import environment, template_error
 
 log = get_plugin_logger(__name__)
 
 def _problem(exc: BaseException, root: Path) -> str:
-    """Why nothing was generated, as the command says it: findings as `path:line:col: error: ...`."""
+    """Why the pages were not updated, as the command says it: findings as `path:line:col: error: ...`,
+    a write error as its message (build leaves the old files when it cannot write them)."""
     if isinstance(exc, SourceError):
         return f"the source is invalid; nothing was written:\n{exc}"
-    if isinstance(exc, OSError):
-        return f"cannot read {_shown(exc.filename, root)}: {exc.strerror}; nothing was written"
-    if isinstance(exc, RecursionError):
-        return "a file under ranges/ nests too deeply to read; flatten it; nothing was written"
-    return f"{exc}; nothing was written"
+    if isinstance(exc, ManualError):
+        return str(exc)
+    # Not expected from build (it reports these itself); never a traceback all the same.
+    # (RecursionError or OSError.)
+    if not isinstance(exc, OSError):
+        return "a file under ranges/ nests too deeply to read; nothing was written"
+    return f"cannot read or write {_shown(exc.filename, root)}: {exc.strerror}; nothing was changed"
 
 
 def _shown(filename: str | None, root: Path) -> str:
@@ -86,26 +89,28 @@ class MetricsManualPlugin(BasePlugin):
     def on_pre_build(self, config: MkDocsConfig) -> None:
         self.problem = None
         try:
-            manual, files = generate(self.root)
+            self.manual, todo = build(self.root)
         except (ManualError, RecursionError, OSError) as exc:
             return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
-        try:
-            report = write_files(self.root, files)
-        except OSError as exc:  # every file is staged before any is replaced: the old ones stand
-            return self._fail(f"metrics-manual: cannot write {_shown(exc.filename, self.root)}: {exc.strerror}; "
-                              "nothing was changed")
-        self.manual = manual
-        for rel in report.hand_edited:
+        for rel in todo.hand_edited:
             # While serving, a warning would fail the rebuild under `strict` and stall the browser.
             (log.info if self.serving else log.warning)(f"overwrote hand edits in {rel}")
-        if report.written or report.removed:
-            log.info(f"wrote {len(report.written)} generated file(s), removed {len(report.removed)}")
+        if todo.write or todo.remove:
+            log.info(f"wrote {len(todo.write)} generated file(s), removed {len(todo.remove)}")
 
     def _fail(self, message: str) -> None:
         if not self.serving:
             raise PluginError(message)
         self.problem = message.removeprefix("metrics-manual: ")
         _tell_terminal(message + "\nServing the last good pages with these findings; save a fix to reload.")
+
+    def on_post_build(self, config: MkDocsConfig) -> None:
+        if self.serving and self.problem is not None:
+            # What MkDocs warned of in this build (a link to a page never generated ...) follows from
+            # the problem the banner shows; under `strict` it would fail the rebuild and stall the browser.
+            for handler in logging.getLogger("mkdocs").handlers:
+                if isinstance(handler, CountHandler):
+                    handler.counts.clear()
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Pages with `facts: true` in their front matter are Jinja templates over the model."""
