@@ -44,11 +44,11 @@ def findings(root: Path) -> list[str]:
 
 
 class Serve:
-    def __init__(self, root: Path, log: Path) -> None:
+    def __init__(self, root: Path, log: Path, *options: str) -> None:
         self.port = free_port()
         self.log = log.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{self.port}", "-f",
-                                      str(root / "mkdocs.yml")], stdout=self.log, stderr=subprocess.STDOUT, env=ENV,
+        self.proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", *options, "-a", f"127.0.0.1:{self.port}",
+                                      "-f", str(root / "mkdocs.yml")], stdout=self.log, stderr=subprocess.STDOUT, env=ENV,
                                      start_new_session=True)
 
     def url(self, path: str) -> str:
@@ -73,8 +73,9 @@ def shows_findings(page: str, lines: list[str]) -> bool:
     return 'id="metrics-manual-invalid"' in page and all(html.escape(line) in page for line in lines)
 
 
-def test_serve_shows_the_findings_of_an_invalid_source_and_recovers(project: Path, tmp_path: Path) -> None:
-    server = Serve(project, tmp_path / "serve.log")
+@pytest.mark.parametrize("options", [(), ("--clean",)], ids=["serve", "serve --clean"])
+def test_serve_shows_the_findings_of_an_invalid_source_and_recovers(project: Path, tmp_path: Path, options) -> None:
+    server = Serve(project, tmp_path / "serve.log", *options)
     page = server.url("profiles/tiny/")
     try:
         wait_for(lambda: "0.25 to 4.5" in fetch(page), 60)
