@@ -70,7 +70,7 @@ def with_examples(*texts: str):
 
 
 # Where the templates put a text: alone on a line (after a blank line or right under another
-# line, where `---` or `===` would underline it), in a table cell, a heading, emphasis, a list item.
+# line, where `---` or `===` would underline it), in a table cell, a heading, emphasis, a list item, a link.
 PLACES = {
     "paragraph": ("before\n\n{}\n\nafter", "before {} after", ["p", "p", "p"]),
     "under a line": ("before\n{}\n\nafter", "before {} after", ["p", "p"]),
@@ -79,6 +79,7 @@ PLACES = {
     "emphasis": ("*{}:* x\n", "{}: x", ["p", "em"]),
     "list item": ("- **id**: {}\n", "id: {}", ["ul", "li", "strong"]),
     "sentence start": ("{} and more words\n", "{} and more words", ["p"]),
+    "link text": ("**[{}](x.md)**: y\n", "{}: y", ["p", "strong", "a"]),
 }
 ONE_LINE = st.text(st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\u2028\u2029"), max_size=40)
 MARKDOWN_BITS = st.lists(st.sampled_from(
