@@ -33,6 +33,7 @@ from .render import environment, template_error
 
 log = get_plugin_logger(__name__)
 
+
 def _problem(exc: BaseException, root: Path) -> str:
     """Why the pages were not updated, as the command says it: findings as `path:line:col: error: ...`,
     a write error as its message (build leaves the old files when it cannot write them)."""
