@@ -149,3 +149,20 @@ def test_deep_nesting_is_a_finding_not_a_traceback(project: Path, tmp_path: Path
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
     assert "metrics-manual: " in result.stderr
+
+
+def test_serve_overwrites_a_hand_edit_without_stalling(project: Path, tmp_path: Path) -> None:
+    server = Serve(project, tmp_path / "serve.log")
+    page = server.url("profiles/tiny/")
+    generated = project / "docs/profiles/tiny.md"
+    try:
+        wait_for(lambda: "0.25 to 4.5" in fetch(page), 60)
+        generated.write_text(generated.read_text("utf-8") + "\nHAND EDIT\n", "utf-8")
+        # The rebuild puts the generated page back and says so, without failing under `strict`.
+        wait_for(lambda: "overwrote hand edits in docs/profiles/tiny.md" in (tmp_path / "serve.log").read_text("utf-8"), 15)
+        wait_for(lambda: "HAND EDIT" not in (text := fetch(page)) and "0.25 to 4.5" in text, 15)
+        assert "HAND EDIT" not in generated.read_text("utf-8")
+        log = (tmp_path / "serve.log").read_text("utf-8")
+        assert "Aborted" not in log and "error happened during the rebuild" not in log
+    finally:
+        server.stop()
