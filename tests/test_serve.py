@@ -90,7 +90,8 @@ def test_serve_shows_the_findings_of_an_invalid_source_and_recovers(project: Pat
         assert shows_findings(fetch(server.url("")), lines)  # every page says so
         assert "0.25 to 4.5" in (project / "docs/profiles/tiny.md").read_text("utf-8")  # nothing was written
         set_profile(project, TINY_PROFILE.replace(GOOD, "min: 0.25, max: 4.75"))
-        wait_for(lambda: "0.25 to 4.75" in (t := fetch(page)) and "metrics-manual-invalid" not in t, 15)
+        took = wait_for(lambda: "0.25 to 4.75" in (t := fetch(page)) and "metrics-manual-invalid" not in t, 15)
+        print(f"recovered after {took:.2f} s")
         log = (tmp_path / "serve.log").read_text("utf-8")
         assert "Traceback" not in log and lines[0] in log
     finally:
