@@ -1,7 +1,6 @@
 """Text from ranges/ is untrusted: it reaches every page as the text it is, never as markup or script."""
 from __future__ import annotations
 
-import json
 import re
 from html.parser import HTMLParser
 from typing import Any
