@@ -328,3 +328,10 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> Non
     for key in keys:
         if "." in key:
             assert f"# - {key}: 0 to 1 (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
+
+
+def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> None:
+    for name, text in (("deep.json", "[" * 100_000), ("deep.yaml", "[" * 100_000)):
+        (tmp_path / name).write_text(text, "utf-8")
+        with pytest.raises(ValueError, match="not an exported metrics-manual profile"):
+            load_profile(tmp_path / name)

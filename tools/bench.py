@@ -1,6 +1,6 @@
 """Benchmarks: print figures, assert nothing (the machine is shared: compare ratios within one run).
 
-    python tools/bench.py [--quick]
+    python tools/bench.py [--quick] [--validate]
 
 1. load + validate time and peak memory, real source and a generated one (10,000 metrics, 10 profiles);
 2. `metrics-manual build` next to `mkdocs build` on the same tree (median of several runs, ratio);
@@ -84,15 +84,32 @@ def in_process(root: Path, what: str, runs: int) -> float:
     return float(out.stdout)
 
 
+def load_times(root: Path, runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of load_manual in process: CPU time stays meaningful on a busy machine."""
+    code = ("import statistics, sys, time; from pathlib import Path; from metrics_manual.load import load_manual\n"
+            "walls, cpus = [], []\n"
+            "for _ in range(int(sys.argv[2])):\n"
+            " w, c = time.perf_counter(), time.process_time(); load_manual(Path(sys.argv[1]))\n"
+            " walls.append(time.perf_counter() - w); cpus.append(time.process_time() - c)\n"
+            "print(statistics.median(walls), statistics.median(cpus))")
+    out = subprocess.run([sys.executable, "-c", code, str(root), str(runs)], capture_output=True, text=True, env=ENV, check=True)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
+
+
 def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
     return statistics.median(timed(cmd, cwd)[0] for _ in range(runs))
 
 
-def report(name: str, root: Path, runs: int) -> None:
+def report(name: str, root: Path, runs: int, validate_only: bool = False) -> None:
     mm = [sys.executable, "-m", "metrics_manual"]
-    load = in_process(root, "load", runs)
-    wall, rss = timed([*mm, "validate"], root)
-    print(f"[{name}] load+validate: {load:.2f} s in process; `metrics-manual validate` {wall:.2f} s wall, peak RSS {rss} MiB")
+    load, cpu = load_times(root, runs)
+    walls, rsss = zip(*(timed([*mm, "validate"], root) for _ in range(runs)))
+    wall, rss = statistics.median(walls), max(rsss)
+    print(f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU); `metrics-manual validate` {wall:.2f} s wall,"
+          f" peak RSS {rss} MiB (median of {runs})")
+    if validate_only:
+        return
     timed([*mm, "build"], root)  # the tree now holds every generated file: later builds write nothing
     gen = in_process(root, "generate", runs)
     build = median_of(runs, [*mm, "build"], root)
@@ -124,17 +141,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--validate", action="store_true", help="only load+validate (the reader and the model), 10,000 x 10 unless --quick")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"
         for part in ("ranges", "templates", "docs"):
             shutil.copytree(REPO / part, real / part)
         shutil.copy(REPO / "mkdocs.yml", real / "mkdocs.yml")
-        report("real manual", real, args.runs)
+        report("real manual", real, args.runs, args.validate)
         n = 1000 if args.quick else 10_000
         big = Path(tmp) / "big"
         generated_source(big, n, 10)
-        report(f"{n:,} metrics x 10 profiles", big, 1 if args.quick else args.runs)
+        report(f"{n:,} metrics x 10 profiles", big, 1 if args.quick and not args.validate else args.runs, args.validate)
 
 
 if __name__ == "__main__":

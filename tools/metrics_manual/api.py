@@ -24,5 +24,5 @@ def load_profile(path: str | Path) -> ProfileExport:
     try:
         data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
         return ProfileExport.model_validate(data)
-    except (ValueError, yaml.YAMLError, ValidationError) as exc:
+    except (ValueError, yaml.YAMLError, ValidationError, RecursionError) as exc:
         raise ValueError(f"{path}: not an exported metrics-manual profile: {exc}") from None
