@@ -125,7 +125,8 @@ def bands(draw: st.DrawFn) -> dict:
 expectations = st.one_of(
     bands(),
     st.fixed_dictionaries({"kind": st.just("median"), "value": numbers, "steps": st.integers(1, 10),
-                           "condition": conditions, "sources": sources}),
+                           "condition": conditions, "sources": sources},
+                          optional={"tolerance": st.floats(1e-6, 10, allow_nan=False)}),
     st.fixed_dictionaries({"kind": st.just("exact"), "value": numbers, "condition": conditions,
                            "at": st.sampled_from(["every_step", "every_run"]) | st.builds(lambda s: {"step": s}, st.integers(0, 9))}),
     st.fixed_dictionaries({"kind": st.just("presence"), "condition": conditions}),

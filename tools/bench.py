@@ -5,6 +5,8 @@
 1. load + validate time and peak memory, real source and a generated one (10,000 metrics, 10 profiles);
 2. `metrics-manual build` next to `mkdocs build` on the same tree (median of several runs, ratio);
 3. `metrics-manual check` next to `mkdocs build`, in sync and with every generated file drifted.
+4. `metrics-manual judge` on a generated 1 GB event log (metric lines among large non-metric
+   events) and a 1 GB dashboard log: throughput and peak memory (--part judge, --judge-mb N).
 """
 from __future__ import annotations
 
@@ -137,12 +139,87 @@ def drift(root: Path, mm: list[str]) -> float:
     return took
 
 
+def _catalog_keys() -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The real catalog's metric keys grouped by step key, and its step keys."""
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.load import load_manual
+
+    catalog = load_manual(REPO).catalog
+    groups: dict[str, list[str]] = {}
+    for section in catalog.sections:
+        for m in section.metrics:
+            for key in m.members or [m.key]:
+                sk = catalog.step_keys.get(key.split("/", 1)[0])
+                if sk:
+                    groups.setdefault(sk, []).append(key)
+    return groups, dict(catalog.step_keys)
+
+
+def event_log(path: Path, mb: int, big_kb: int = 64, per_step: int = 8) -> int:
+    """An event log of about `mb` MB, streamed to disk: per step one metric line per step key
+    and `per_step` non-metric events of `big_kb` KB (weight checksums). Returns the steps."""
+    groups, _ = _catalog_keys()
+    checksums = ",".join(f'"layer.{i}":"{i:064x}"' for i in range(big_kb * 1024 // 80))
+    big = ('{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"actor_cell0_rank0"},'
+           '"type":"weight_checksum","rollout_id":%d,"attempt":null,"checksums":{' + checksums + "}}\n")
+    step = 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            for _ in range(per_step):
+                fh.write(big % step)
+            for sk, keys in groups.items():
+                metrics = ",".join([f'"{sk}":{step}'] + [f'"{k}":{0.5 + (step % 97) / 1000}' for k in keys])
+                fh.write('{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"main"},"type":"metric",'
+                         f'"rollout_id":null,"attempt":null,"metrics":{{{metrics}}}}}\n')
+            step += 1
+    return step
+
+
+def dashboard_log(path: Path, mb: int, extra: int = 80) -> int:
+    """A dashboard metrics.jsonl of about `mb` MB: one record per log() call, as Miles writes it,
+    with the catalog's keys and `extra` keys the manual does not describe (Miles logs many)."""
+    groups, _ = _catalog_keys()
+    groups = {sk: keys + [f"{keys[0].split('/')[0]}/extra_{i}" for i in range(extra)] for sk, keys in groups.items()}
+    step = 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            for sk, keys in groups.items():
+                metrics = ", ".join([f'"{sk}": {step}'] + [f'"{k}": {0.5 + (step % 97) / 1000}' for k in keys])
+                fh.write(f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n')
+            step += 1
+    return step
+
+
+def judge_report(mb: int) -> None:
+    """Throughput and peak RSS of `metrics-manual judge` on generated logs of `mb` MB (the real manual's profile)."""
+    mm = [sys.executable, "-m", "metrics_manual"]
+    _, _ = _catalog_keys()
+    from metrics_manual.load import load_manual
+
+    profile = load_manual(REPO).profiles[0].id
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in (("event log", event_log), ("dashboard log", dashboard_log)):
+            path = Path(tmp) / f"{name.split()[0]}.jsonl"
+            steps = make(path, mb)
+            size = path.stat().st_size
+            wall, rss = timed([*mm, "judge", "--profile", profile, "--format", "json", "--no-progress", str(path)], REPO)
+            print(f"[judge] {name} of {size / 1e6:,.0f} MB ({steps:,} steps): {wall:.2f} s wall, "
+                  f"{size / 1e6 / wall:,.0f} MB/s, peak RSS {rss} MiB")
+            path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--part", choices=("all", "manual", "judge"), default="all")
+    parser.add_argument("--judge-mb", type=int, default=1000, help="size of each generated run log (MB)")
     parser.add_argument("--validate", action="store_true", help="only load+validate (the reader and the model), 10,000 x 10 unless --quick")
     args = parser.parse_args()
+    if args.part in ("all", "judge") and not args.validate:
+        judge_report(100 if args.quick else args.judge_mb)
+    if args.part == "judge":
+        return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"
         for part in ("ranges", "templates", "docs"):
