@@ -179,7 +179,7 @@ def test_rules_leave_out_what_a_gauge_cannot_judge() -> None:
     assert {r["labels"]["metric"] for r in rules} == {k for k, _ in judged}
     comment = [line for line in text.splitlines() if line.startswith("# - ")]
     assert len(comment) == len(left) == 9
-    assert "# - perf/sleep_time: 1.9 to 3.7 s in the first 2 of 48 steps, in the same run as the median (a window" in text
+    assert "# - perf/sleep_time: 1.9 to 3.7 s per step in the first 2 of 48 steps, in the same run as the median (a window" in text
     raw = next(r for r in rules if r["labels"]["metric"] == "rollout/raw_reward")
     assert raw["expr"] == "miles_metric_rollout_raw_reward < 0.53 or miles_metric_rollout_raw_reward > 0.87"
     assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"

@@ -14,6 +14,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
 from .build import generate
@@ -22,6 +23,7 @@ from .export import CSV_COLUMNS
 from .files import write_files
 from .load import Manual
 from .render import environment, template_error
+from .site_nav import metrics_first
 
 log = get_plugin_logger(__name__)
 
@@ -47,6 +49,9 @@ class MetricsManualPlugin(BasePlugin):
             log.warning(f"overwrote hand edits in {rel}")
         if report.written or report.removed:
             log.info(f"wrote {len(report.written)} generated file(s), removed {len(report.removed)}")
+
+    def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+        return metrics_first(nav)
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Pages with `facts: true` in their front matter are Jinja templates over the model."""
