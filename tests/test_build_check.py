@@ -71,7 +71,7 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     result = check(tiny)
     assert result.returncode == 1
-    assert "docs/reference/metrics.md:24:1: error: generated file is out of date; run `metrics-manual build`" in result.stdout
+    assert "docs/reference/metrics.md:23:1: error: generated file is out of date; run `metrics-manual build`" in result.stdout
     assert '-- <span class="mm-range">0.5 to 0.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>' in result.stdout
     assert '+- <span class="mm-range">0.5 to 0.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>' in result.stdout
     assert "docs/export/tiny.json" in result.stdout
@@ -111,7 +111,7 @@ def test_drift_template_drops_a_value(tiny: Path) -> None:
     result = check(tiny)
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == (
-        "docs/reference/metrics.md:42:1: error: reference page disagrees with ranges/: "
+        "docs/reference/metrics.md:41:1: error: reference page disagrees with ranges/: "
         "train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing")
 
 
