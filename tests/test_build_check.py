@@ -140,12 +140,14 @@ def test_drift_stray_generated_file(tiny: Path) -> None:
     (tiny / "docs/export/notes.txt").write_text("left here\n", "utf-8")
     result = check(tiny)
     assert result.returncode == 1
-    for rel in ("docs/profiles/old.md", "docs/export/old.json", "docs/export/notes.txt"):
+    for rel in ("docs/profiles/old.md", "docs/export/old.json"):
         assert f"{rel}:1:1: error: stray generated file: build no longer makes it; run `metrics-manual build` to remove it" in result.stdout
+    # A file build never made is the user's: check says so, and build never deletes it.
+    assert ("docs/export/notes.txt:1:1: error: file in the export folder that build does not make; move it out of "
+            "docs/export/ (build never deletes a file it did not write)") in result.stdout
     out = build(tiny)
     assert "removed stray docs/profiles/old.md" in out
     assert not (tiny / "docs/profiles/old.md").exists()
-    # A file build never made is the user's: build leaves it, check keeps asking for it to go.
     assert (tiny / "docs/export/notes.txt").exists()
     (tiny / "docs/export/notes.txt").unlink()
     assert check(tiny).returncode == 0
@@ -192,30 +194,29 @@ def test_the_repository_agrees_with_its_source() -> None:
 
 def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None:
     from metrics_manual import files as files_mod
-    from metrics_manual.build import generate
+    from metrics_manual.build import build as build_in_process
+    from metrics_manual.files import WriteError
 
     build(tiny)
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     before = snapshot(tiny)
-    _, files = generate(tiny)
     calls = []
+    real_write = files_mod.write_text
 
     def fail_staging(*args, **kwargs):
         calls.append(args)
         if len(calls) == 3:
             raise OSError(28, "No space left on device")
-        return real_mkstemp(*args, **kwargs)
+        return real_write(*args, **kwargs)
 
-    real_mkstemp = files_mod.tempfile.mkstemp
-    monkeypatch.setattr(files_mod.tempfile, "mkstemp", fail_staging)
+    monkeypatch.setattr(files_mod, "write_text", fail_staging)
     try:
-        files_mod.write_files(tiny, files)
-    except OSError:
-        pass
+        build_in_process(tiny)
+    except WriteError as err:
+        assert "No space left on device; nothing was changed" in str(err)
     else:
         raise AssertionError("the write should have failed")
     assert snapshot(tiny) == before
-    assert not list(tiny.rglob('*.tmp'))
 
 
 def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
@@ -230,4 +231,28 @@ def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
     assert result.stderr.startswith("error: cannot write ")
     assert "Traceback" not in result.stderr
     assert snapshot(tiny) == before
-    assert not list(tiny.rglob("*.tmp"))
+
+
+def test_short_diff_shows_the_first_hunks_and_counts_the_rest() -> None:
+    import difflib
+
+    from metrics_manual.check import DIFF_HUNKS, short_diff
+
+    old = "".join(f"line {i}\n" for i in range(2000))
+    one = old.replace("line 500\n", "line 500 changed\n")
+    assert short_diff("f", old, one) == "".join(difflib.unified_diff(old.splitlines(True), one.splitlines(True), "a/f", "b/f"))
+    many = "".join(f"line {i}{' x' if i % 20 == 0 else ''}\n" for i in range(2000))
+    diff = short_diff("f", old, many)
+    assert diff.count("\n@@ ") + diff.startswith("@@") == DIFF_HUNKS
+    assert diff.rstrip().endswith("not shown (1981 changed lines in all)")
+    # Every line changed: still a short report, cut at the window, never quadratic.
+    everything = "".join(f"other {i}\n" for i in range(200_000))
+    big = short_diff("f", old * 100, everything)
+    assert len(big.splitlines()) < 1000 and big.rstrip().endswith("changed lines in all)")
+
+
+def test_github_annotations_escape_every_property() -> None:
+    from metrics_manual.errors import Finding, report
+
+    finding = Finding("docs/a,b:c%.md", 3, 1, "bad: 100%\nnext line")
+    assert report([finding], "github") == "::error file=docs/a%2Cb%3Ac%25.md,line=3,col=1::bad: 100%25%0Anext line"

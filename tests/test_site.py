@@ -189,12 +189,12 @@ def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_pat
 
 
 def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
-    schema = repo_copy / "ranges/schema/profile.schema.json"
+    schema = repo_copy / "docs/schema/profile.schema.json"
     schema.write_text(schema.read_text("utf-8").replace('"Strict"', '"Loose"', 1).replace('"title": "Setup"', '"title": "Old setup"'), "utf-8")
     result = subprocess.run([sys.executable, "-m", "metrics_manual", "check", "--root", str(repo_copy)],
                             capture_output=True, text=True, env=ENV)
     assert result.returncode == 1
-    assert "ranges/schema/profile.schema.json:" in result.stdout
+    assert "docs/schema/profile.schema.json:" in result.stdout
 
 
 def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:

@@ -39,6 +39,10 @@ PROFILE_CASES = [
     ("negative steps", "steps: 10, sources", "steps: -3, sources", f"{P}:26:47: error: steps: Input should be greater than 0"),
     ("unknown field", "  dataset: D", "  datasett: D\n  dataset: D",
      f"{P}:8:3: error: unknown field 'datasett'; did you mean 'dataset'?"),
+    ("misplaced field", "  steps: 10\n", "  steps: 10\nsteps: 10\n",
+     f"{P}:14:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup"),
+    ("long value is cut in the message", "kind: median", "kind: " + "m" * 10_000,
+     f"{P}:28:14: error: unknown kind '" + "m" * 78 + "…; expected one of: 'band', 'median', 'exact', 'presence'"),
     ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice'"),
     ("unknown kind", "kind: median", "kind: mean",
      f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence'"),
@@ -126,7 +130,8 @@ def test_all_findings_collected_across_files(tmp_path: Path) -> None:
     root = write_project(tmp_path / "b", profiles={"tiny": TINY_PROFILE, "three": TINY_PROFILE})
     assert findings_of(root) == [
         "ranges/profiles/tiny.yaml:1:5: error: profile id 'tiny' is already used by ranges/profiles/three.yaml",
-        "ranges/profiles/tiny.yaml:20:9: error: note id 'tiny-notes' is already used by ranges/profiles/three.yaml",
+        "ranges/profiles/tiny.yaml:20:9: error: note id 'tiny-notes' gives the anchor 's-ref-tiny-notes', "
+        "which note 'tiny-notes' of ranges/profiles/three.yaml already has; choose another id",
     ]
 
 
@@ -135,11 +140,14 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     text = run_cli("validate", "--root", str(root))
     assert (text.returncode, text.stdout) == (2, "")
     assert text.stderr == (f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite\n"
-                           "1 error(s); nothing was written.\n")
+                           "1 error(s).\n")
     as_json = run_cli("validate", "--root", str(root), "--format", "json")
     assert as_json.returncode == 2
-    assert json.loads(as_json.stdout) == [{"path": P, "line": 26, "col": 35, "severity": "error",
+    assert json.loads(as_json.stdout) == [{"path": P, "line": 26, "col": 35, "severity": "error", "diff": "",
                                            "message": "max: '.nan' is not a finite number; ranges must be finite"}]
+    github = run_cli("validate", "--root", str(root), "--format", "github")
+    assert (github.returncode, github.stdout) == (
+        2, f"::error file={P},line=26,col=35::max: '.nan' is not a finite number; ranges must be finite\n")
     assert "Traceback" not in text.stderr + as_json.stderr
 
 
@@ -147,9 +155,14 @@ def test_cli_root_and_missing_root(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p")
     ok = run_cli("validate", cwd=root)
     assert (ok.returncode, ok.stdout) == (0, "ok: 5 metrics, 1 profile(s), 5 expectations\n")
+    # Like git, the command finds the project from any folder inside it.
+    deeper = root / "docs" / "deeper"
+    deeper.mkdir(parents=True)
+    assert run_cli("validate", cwd=deeper).stdout == ok.stdout
     missing = run_cli("validate", cwd=tmp_path)
     assert missing.returncode == 2
-    assert missing.stderr.startswith("error: no ranges/ folder in the current folder")
+    assert missing.stderr == (f"error: no ranges/ folder in {tmp_path.resolve()} or any folder above it; "
+                              "run inside a project or pass --root DIR\n")
 
 
 def test_missing_catalog(tmp_path: Path) -> None:
@@ -160,5 +173,66 @@ def test_missing_catalog(tmp_path: Path) -> None:
 
 def test_real_source_is_valid() -> None:
     manual = load_manual(REPO)
-    assert [p.id for p in manual.profiles] == ["lab-gb10"]
-    assert len(manual.metrics) == 19
+    assert manual.profiles and manual.metrics
+
+
+def test_independent_problems_of_a_file_all_show_at_once(tmp_path: Path) -> None:
+    """Four mistakes in one file: a misplaced field, a bad number, an unknown metric, an unknown source."""
+    profile = (TINY_PROFILE.replace("  steps: 10\n", "").replace("setup:\n", "steps: 10\nsetup:\n")
+               .replace("max: 0.9, steps: 10", "max: x, steps: 10").replace("rollout/response_lengths:", "rollout/response_lengthz:")
+               .replace("sources: [summary]}", "sources: [sumary]}"))
+    root = write_project(tmp_path, profiles={"tiny": profile})
+    assert findings_of(root) == [
+        f"{P}:5:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup",
+        f"{P}:7:3: error: missing field 'steps'",
+        f"{P}:26:35: error: max: expected a number, got the string 'x'",
+        f"{P}:26:59: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'?",
+        f"{P}:27:3: error: unknown metric 'rollout/response_lengthz'; add it to ranges/catalog.yaml first; did you mean 'rollout/response_lengths'?",
+    ]
+
+
+def test_yml_profiles_are_read_and_other_files_are_findings(tmp_path: Path) -> None:
+    two = TINY_PROFILE.replace("id: tiny", "id: two").replace("tiny-notes", "two-notes")
+    root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE})
+    (root / "ranges/profiles/two.yml").write_text(two, "utf-8")
+    assert [p.id for p in load_manual(root).profiles] == ["tiny", "two"]
+    (root / "ranges/profiles/notes.txt").write_text("x", "utf-8")
+    (root / "ranges/extra.yaml").write_text("a: 1", "utf-8")
+    (root / "ranges/profiles/.swap").write_text("editor state", "utf-8")  # hidden files are not source
+    assert findings_of(root) == [
+        "ranges/extra.yaml:1:1: error: not part of the source: ranges/ holds catalog.yaml and ranges/profiles/; move this file elsewhere",
+        "ranges/profiles/notes.txt:1:1: error: not a profile: profiles are .yaml or .yml files; rename it or move it out of this folder",
+    ]
+
+
+def test_profiles_follow_their_order_field(tmp_path: Path) -> None:
+    def named(pid: str, order: str) -> str:
+        return TINY_PROFILE.replace("id: tiny\n", f"id: {pid}\n{order}").replace("tiny-notes", f"{pid}-notes")
+    root = write_project(tmp_path, profiles={"a": named("a", ""), "b": named("b", "order: 2\n"), "c": named("c", "order: 1\n")})
+    assert [p.id for p in load_manual(root).profiles] == ["c", "b", "a"]
+
+
+@pytest.mark.parametrize("note_id", ["training", "sources", "origins"])
+def test_a_note_whose_anchor_is_taken_is_a_finding(tmp_path: Path, note_id: str) -> None:
+    profile = TINY_PROFILE.replace("tiny-notes", note_id)
+    root = write_project(tmp_path, profiles={"tiny": profile})
+    owner = {"training": "section 'training' of ranges/catalog.yaml", "sources": "the sources",
+             "origins": "the table of where the keys come from"}[note_id]
+    assert findings_of(root) == [f"{P}:20:9: error: note id {note_id!r} gives the anchor 's-ref-{note_id}', "
+                                 f"which {owner} already has; choose another id"]
+
+
+def test_whole_floats_read_as_the_numbers_they_are(tmp_path: Path) -> None:
+    root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace("value: 400,", "value: 400.0,")})
+    value = load_manual(root).profile("tiny").expectations["rollout/response_lengths"][0].value
+    assert (value, type(value)) == (400, int)
+
+
+def test_version_and_help() -> None:
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("metrics-manual, version ")
+    helptext = run_cli("--help").stdout
+    for command in ("validate", "build", "check", "export"):
+        line = next(x for x in helptext.splitlines() if x.strip().startswith(command))
+        assert not line.rstrip().endswith("..."), line
+    assert "Exit codes" in helptext and "_METRICS_MANUAL_COMPLETE" in helptext

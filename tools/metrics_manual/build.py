@@ -1,22 +1,31 @@
-"""The pipeline: ranges/ -> model -> pages, exports and schemas, all in memory."""
+"""The pipeline: ranges/ -> model -> pages, exports and schemas in memory; and the build that writes them."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import ConfigurationError
+from mkdocs.utils.yaml import get_yaml_loader, yaml_load
+
+from .errors import Finding, SourceError
 from .export import render_exports, source_schemas
+from .files import Plan, apply, locked, plan, recover
 from .load import Manual, gc_paused, load_manual
 from .render import render_pages
 
 
 def site_url(root: Path) -> str | None:
-    """site_url of mkdocs.yml, read as text: mkdocs.yml may hold tags a safe loader refuses."""
-    try:
-        text = (root / "mkdocs.yml").read_text("utf-8")
-    except OSError:
+    """site_url of mkdocs.yml as MkDocs reads it, so `!ENV [SITE_URL, ...]` and INHERIT work as they do there."""
+    path = root / "mkdocs.yml"
+    if not path.is_file():
         return None
-    match = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.M)
-    return match.group(1) if match else None
+    try:
+        with path.open("rb") as fh:
+            config = yaml_load(fh, loader=get_yaml_loader(config=MkDocsConfig(config_file_path=str(path))))
+    except (OSError, ConfigurationError) as exc:
+        raise SourceError([Finding("mkdocs.yml", 1, 1, f"cannot read it: {exc}")]) from None
+    url = config.get("site_url")
+    return url if isinstance(url, str) and url else None
 
 
 def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str, str]]:
@@ -25,3 +34,17 @@ def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str
         manual = manual or load_manual(root)
         files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas()}
     return manual, files
+
+
+def build(root: Path) -> tuple[Manual, Plan]:
+    """Validate, generate and bring docs/ to the new files: one build at a time, all or nothing.
+
+    Raises SourceError on bad input and files.WriteError when it cannot write; either way
+    the files on disk are the old ones.
+    """
+    with locked(root):
+        recover(root)
+        manual, files = generate(root)
+        todo = plan(root, files)
+        apply(root, todo)
+    return manual, todo

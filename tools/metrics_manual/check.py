@@ -1,64 +1,93 @@
-"""Check that docs, exports and schemas agree with ranges/, without writing anything."""
+"""Check that docs, exports and schemas agree with ranges/, without building anything.
+
+`check` makes the files in memory, asks `files.plan` how the disk differs (the same plan
+`build` carries out) and reports each difference as a finding, with a short diff.
+"""
 from __future__ import annotations
 
 import difflib
-import json
 import re
-from dataclasses import asdict, dataclass
 from pathlib import Path
-
-import yaml
 
 from .build import generate
 from .errors import Finding
-from .export import EXPORT_DIR, read_csv
-from .files import MANIFEST, digest, manifest_text, read_manifest, read_text
-from .load import Manual, did_you_mean, gc_paused
-from .source import read_fast
-from .model import ProfileExport
+from .export import EXPORT_DIR
+from .files import MANIFEST, Plan, locked, plan, read_text, recover
+from .load import did_you_mean, gc_paused
 from .readback import REFERENCE, reference_findings
 
 FIX = "run `metrics-manual build`"
+DIFF_HUNKS = 3  # hunks shown per file; the rest are counted
+DIFF_WINDOW = 400  # changed lines per side that difflib compares: keeps a large drift linear
 
 
-@dataclass(frozen=True)
-class Drift:
-    finding: Finding
-    diff: str = ""
+def short_diff(rel: str, old: str, new: str) -> str:
+    """A unified diff of the first few hunks, with a count of the rest.
+
+    The common head and tail are trimmed in linear time before difflib sees the middle,
+    and difflib sees at most DIFF_WINDOW lines of it, so a drift of a whole large file
+    costs about what reading it costs.
+    """
+    a, b = old.splitlines(True), new.splitlines(True)
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    cut = max(len(mid_a), len(mid_b)) > DIFF_WINDOW
+    lo = max(0, head - 3)
+    win_a = a[lo : head + min(len(mid_a), DIFF_WINDOW) + (0 if cut else tail and 3)]
+    win_b = b[lo : head + min(len(mid_b), DIFF_WINDOW) + (0 if cut else tail and 3)]
+    groups = list(difflib.SequenceMatcher(None, win_a, win_b, autojunk=False).get_grouped_opcodes(3))
+    out = [f"--- a/{rel}\n", f"+++ b/{rel}\n"]
+    for group in groups[:DIFF_HUNKS]:
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append(f"@@ -{lo + i1 + 1},{i2 - i1} +{lo + j1 + 1},{j2 - j1} @@\n")
+        for tag, ia, ib, ja, jb in group:
+            if tag == "equal":
+                out += [" " + line for line in win_a[ia:ib]]
+                continue
+            out += ["-" + line for line in win_a[ia:ib]] + ["+" + line for line in win_b[ja:jb]]
+    rest = len(groups) - DIFF_HUNKS
+    if rest > 0 or cut:
+        changed = max(len(mid_a), len(mid_b))
+        out.append(f"… {'more hunks' if cut else f'{rest} more hunk(s)'} not shown ({changed} changed lines in all)\n")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
-def _first_difference(old: str, new: str) -> int:
-    for i, (a, b) in enumerate(zip(old.splitlines(), new.splitlines()), start=1):
-        if a != b:
-            return i
-    return min(len(old.splitlines()), len(new.splitlines())) + 1
-
-
-def compare_files(root: Path, files: dict[str, str]) -> list[Drift]:
-    """Generated files on disk against what build would write now."""
-    previous = read_manifest(root)
-    expected = {**files, MANIFEST: manifest_text(files)}
-    out: list[Drift] = []
-    for rel, text in expected.items():
-        current = read_text(root / rel)
-        if current is None:
-            out.append(Drift(Finding(rel, 1, 1, f"generated file is missing; {FIX}")))
-        elif current != text:
-            line = _first_difference(current, text)
-            if rel != MANIFEST and rel in previous and digest(current) != previous[rel]:
-                why = f"generated file was edited by hand; edit ranges/ or templates/ instead and {FIX}"
-            else:
-                why = f"generated file is out of date; {FIX}"
-            diff = "".join(difflib.unified_diff(current.splitlines(True), text.splitlines(True), f"a/{rel}", f"b/{rel}"))
-            out.append(Drift(Finding(rel, line, 1, why), diff))
-    strays = {rel for rel in previous if rel not in files}
-    export_dir = root / EXPORT_DIR
-    if export_dir.is_dir():
-        strays |= {p.relative_to(root).as_posix() for p in export_dir.rglob("*") if p.is_file()} - set(files)
-    for rel in sorted(strays):
-        if (root / rel).exists():
-            out.append(Drift(Finding(rel, 1, 1, f"stray generated file: build no longer makes it; {FIX} to remove it")))
+def plan_findings(root: Path, todo: Plan) -> list[Finding]:
+    """Each difference of the plan as a finding, the way build would resolve it."""
+    out: list[Finding] = list(todo.refused) + list(todo.kept)
+    for rel, text in todo.write.items():
+        if rel in todo.missing:
+            out.append(Finding(rel, 1, 1, f"generated file is missing; {FIX}"))
+            continue
+        current = read_text(root / rel) or ""
+        line = next((i for i, (x, y) in enumerate(zip(current.splitlines(), text.splitlines()), 1) if x != y),
+                    min(current.count("\n"), text.count("\n")) + 1)
+        if rel in todo.hand_edited:
+            why = f"generated file was edited by hand; edit ranges/ or templates/ instead and {FIX}"
+        elif rel == MANIFEST:
+            why = f"list of generated files is out of date; {FIX}"
+        else:
+            why = f"generated file is out of date; {FIX}"
+        out.append(Finding(rel, line, 1, why, diff=short_diff(rel, current, text)))
+    for rel in todo.remove:
+        out.append(Finding(rel, 1, 1, f"stray generated file: build no longer makes it; {FIX} to remove it"))
     return out
+
+
+def foreign_exports(root: Path, files: dict[str, str]) -> list[Finding]:
+    """Files in the export folder that build did not make: readers would take them for exports."""
+    folder = root / EXPORT_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    return [Finding(rel, 1, 1, "file in the export folder that build does not make; move it out of "
+                    f"{EXPORT_DIR}/ (build never deletes a file it did not write)")
+            for rel in sorted(p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file())
+            if rel not in files]
 
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
@@ -80,48 +109,20 @@ def unknown_keys(known: set[str], rel: str, text: str) -> list[Finding]:
     return out
 
 
-def _load_yaml(text: str) -> object:
-    # The fast reader gives what PyYAML would, or None where it cannot be sure.
-    data = read_fast(text)
-    return data if data is not None else yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+def check(root: Path) -> list[Finding]:
+    """Every way the files under root disagree with ranges/ (raises SourceError on bad input).
 
-
-def export_findings(manual: Manual, files: dict[str, str]) -> list[Finding]:
-    """Load each export back and compare it with the profile it came from."""
-    out = []
-    for p in manual.profiles:
-        for suffix, load in ((".json", json.loads), (".yaml", _load_yaml)):
-            rel = f"{EXPORT_DIR}/{p.id}{suffix}"
-            back = ProfileExport.model_validate(load(files[rel])).to_profile()
-            if back != p:
-                out.append(Finding(rel, 1, 1, f"export loaded back differs from profile {p.id}"))
-        rel = f"{EXPORT_DIR}/{p.id}.csv"
-        back_csv = {k: v for k, v in read_csv(files[rel]).items() if v}
-        if back_csv != p.expectations:
-            out.append(Finding(rel, 1, 1, f"CSV loaded back differs from the expectations of profile {p.id}"))
-    return out
-
-
-def check(root: Path) -> list[Drift]:
-    """Every way the files under root disagree with ranges/ (raises SourceError on bad input)."""
-    with gc_paused():
-        return _check(root)
-
-
-def _check(root: Path) -> list[Drift]:
-    manual, files = generate(root)
-    drifts = compare_files(root, files)
-    pages = {p.relative_to(root).as_posix(): read_text(p) or "" for p in sorted((root / "docs").rglob("*.md"))}
-    pages.update({rel: text for rel, text in files.items() if rel.endswith(".md")})
-    findings: list[Finding] = []
+    It writes nothing, except to finish a build that was killed while switching files.
+    """
+    with gc_paused(), locked(root):
+        recover(root)
+        manual, files = generate(root)
+        findings = plan_findings(root, plan(root, files)) + foreign_exports(root, files)
+        pages = {p.relative_to(root).as_posix(): read_text(p) or "" for p in sorted((root / "docs").rglob("*.md"))}
+        pages.update({rel: text for rel, text in files.items() if rel.endswith(".md")})
     known = manual.known_keys()
     for rel, text in sorted(pages.items()):
         findings += unknown_keys(known, rel, text)
     # Reading the page back also finds every catalog metric that is missing from it.
     findings += reference_findings(manual, files.get(REFERENCE, ""))
-    findings += export_findings(manual, files)
-    return drifts + [Drift(f) for f in findings]
-
-
-def drift_json(drifts: list[Drift]) -> str:
-    return json.dumps([{**asdict(d.finding), "diff": d.diff} for d in drifts], indent=2, ensure_ascii=False)
+    return findings

@@ -1,148 +1,164 @@
-"""The `metrics-manual` command: validate, build, check, export."""
+"""The `metrics-manual` command: validate, build, check, export.
+
+Exit codes, the same for every command: 0 all good, 1 the files drifted (check), 2 bad
+input or a file that cannot be written (nothing was changed).
+"""
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 import click
 
 from . import check as check_mod
-from .build import generate, site_url
-from .errors import ManualError, SourceError, UsageError, format_findings
+from .build import build as build_project
+from .build import site_url
+from .errors import FORMATS as FINDING_FORMATS
+from .errors import Finding, ManualError, SourceError, UsageError, errors, report
 from .export import FORMATS, export_document, export_text
-from .files import write_files
+from .files import write_file
 from .load import did_you_mean, load_manual
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
 
 
-def _root(value: str | None) -> Path:
-    root = Path(value or ".").resolve()
-    if not (root / "ranges").is_dir():
-        where = f"--root {value}" if value else f"the current folder ({root})"
-        raise UsageError(f"no ranges/ folder in {where}; run from the project root or pass --root DIR")
-    return root
+def find_root(value: str | None) -> Path:
+    """--root DIR, else the nearest folder upwards from here that holds ranges/ (as git finds .git)."""
+    if value:
+        root = Path(value).resolve()
+        if not (root / "ranges").is_dir():
+            raise UsageError(f"no ranges/ folder in --root {value}; pass the project root (the folder with ranges/)")
+        return root
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "ranges").is_dir():
+            return folder
+    raise UsageError(f"no ranges/ folder in {here} or any folder above it; run inside a project or pass --root DIR")
 
 
 def root_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--root", "root", type=click.Path(file_okay=False), default=None,
-                        help="Project root: the folder with ranges/ (default: current folder).")(f)
+                        help="Project root: the folder with ranges/ (default: found upwards from here).")(f)
 
 
-def format_option(*choices: str) -> Callable[..., Any]:
-    return click.option("--format", "fmt", type=click.Choice(choices), default="text", show_default=True,
-                        help="How findings are printed.")
+def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--format", "fmt", type=click.Choice(FINDING_FORMATS), default="text", show_default=True,
+                        help="How findings are printed: text, json, or GitHub workflow annotations.")(f)
 
 
-def fail(err: ManualError, fmt: str = "text") -> NoReturn:
-    if isinstance(err, SourceError):
-        click.echo(format_findings(err.findings, fmt), err=fmt == "text")
+def show(findings: list[Finding], fmt: str) -> None:
+    """Findings on stdout for machines (json, github), on stderr for people (text)."""
+    if findings or fmt == "json":
+        click.echo(report(findings, fmt), err=fmt == "text")
+
+
+def fail(err: ManualError, fmt: str = "text", *, wrote_nothing: bool = False) -> NoReturn:
+    """Report a bad input or a failed write and exit 2."""
+    findings = err.findings if isinstance(err, SourceError) else [Finding("-", 1, 1, str(err))]
+    if isinstance(err, SourceError) or fmt != "text":
+        show(findings, fmt)
         if fmt == "text":
-            click.echo(f"{len(err.findings)} error(s); nothing was written.", err=True)
+            click.echo(f"{len(findings)} error(s)" + ("; nothing was written." if wrote_nothing else "."), err=True)
     else:
         click.echo(f"error: {err}", err=True)
     sys.exit(EXIT_INPUT)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(version("metrics-manual"), "-V", "--version", prog_name="metrics-manual")
 def main() -> None:
-    """Keep the metrics manual true: ranges/ -> pages, profiles and schemas."""
+    """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
+
+    Exit codes: 0 all good, 1 drift (check), 2 bad input or a failed write.
+    Shell completion: eval "$(_METRICS_MANUAL_COMPLETE=bash_source metrics-manual)" (zsh_source, fish_source).
+    """
 
 
-@main.command()
+@main.command(short_help="Load and validate ranges/.")
 @root_option
-@format_option("text", "json")
+@format_option
 def validate(root: str | None, fmt: str) -> None:
-    """Load and validate ranges/; print every finding."""
+    """Load and validate ranges/ and print every finding."""
     try:
-        manual = load_manual(_root(root))
+        manual = load_manual(find_root(root))
     except ManualError as err:
         fail(err, fmt)
-    if fmt == "json":
-        click.echo("[]")
-    else:
+    show([], fmt)
+    if fmt == "text":
         n = sum(len(v) for p in manual.profiles for v in p.expectations.values())
         click.echo(f"ok: {len(manual.metrics)} metrics, {len(manual.profiles)} profile(s), {n} expectations")
 
 
-@main.command()
+@main.command(short_help="Write pages, exports and schemas that changed.")
 @root_option
-@format_option("text", "json")
+@format_option
 def build(root: str | None, fmt: str) -> None:
-    """Render pages, export profiles and write schemas (only files that changed)."""
+    """Validate ranges/, then render pages, export profiles and write schemas under docs/.
+
+    Writes only the files whose content changed, all at once: a build that fails or is
+    killed leaves the old files.
+    """
     try:
-        project = _root(root)
-        _, files = generate(project)
+        _, todo = build_project(find_root(root))
     except ManualError as err:
-        fail(err, fmt)
-    try:
-        report = write_files(project, files)
-    except OSError as exc:  # every file is staged before any is replaced: the old ones stand
-        fail(UsageError(f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"))
-    for rel in report.hand_edited:
+        fail(err, fmt, wrote_nothing=True)
+    show(todo.kept, fmt)
+    if fmt != "text":
+        return
+    for rel in todo.hand_edited:
         click.echo(f"overwrote hand edits in {rel}", err=True)
-    for rel in report.written:
+    for rel in todo.write:
         click.echo(f"wrote {rel}")
-    for rel in report.removed:
+    for rel in todo.remove:
         click.echo(f"removed stray {rel}")
-    click.echo(f"{len(report.written)} written, {report.unchanged} unchanged, {len(report.removed)} removed")
+    click.echo(f"{len(todo.write)} written, {todo.unchanged} unchanged, {len(todo.remove)} removed")
 
 
-@main.command()
+@main.command(short_help="Compare docs/ with ranges/ in memory.")
 @root_option
-@format_option("text", "json", "github")
+@format_option
 def check(root: str | None, fmt: str) -> None:
-    """Compare docs, exports and schemas with ranges/ in memory; write nothing."""
+    """Compare pages, exports and schemas with ranges/ in memory; exit 1 with a diff on drift.
+
+    Writes nothing, except to finish a build that was killed while switching files.
+    """
     try:
-        drifts = check_mod.check(_root(root))
+        findings = check_mod.check(find_root(root))
     except ManualError as err:
         fail(err, fmt)
-    if fmt == "json":
-        click.echo(check_mod.drift_json(drifts))
-    elif fmt == "github":
-        for d in drifts:
-            click.echo(d.finding.github())
-    else:
-        for d in drifts:
-            click.echo(str(d.finding))
-            if d.diff:
-                click.echo(d.diff.rstrip("\n"))
-        click.echo(f"{len(drifts)} problem(s): run `metrics-manual build` to regenerate files" if drifts
+    if findings or fmt == "json":  # check's findings are its output: stdout in every format
+        click.echo(report(findings, fmt))
+    bad = errors(findings)
+    if fmt == "text":
+        click.echo(f"{len(bad)} problem(s): run `metrics-manual build` to regenerate files" if bad
                    else "ok: docs, exports and schemas agree with ranges/")
-    sys.exit(EXIT_DRIFT if drifts else 0)
+    sys.exit(EXIT_DRIFT if bad else 0)
 
 
-@main.command()
+@main.command(short_help="Export one profile as JSON, YAML, CSV or alert rules.")
 @root_option
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to export.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write here instead of stdout.")
-def export(root: str | None, profile_id: str, fmt: str, output: str | None) -> None:
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
+              help="The export format.")
+@click.option("-o", "--output", default="-", show_default=True,
+              help="File to write (through a symlink, never onto a device); - for standard output.")
+def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     """Export one profile as JSON, YAML, CSV or Prometheus alerting rules."""
     try:
-        project = _root(root)
+        project = find_root(root)
         manual = load_manual(project)
         ids = [p.id for p in manual.profiles]
         if profile_id not in ids:
             raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
-        doc = export_document(manual, manual.profile(profile_id), site_url(project))
-        text = export_text(doc, fmt)
+        text = export_text(export_document(manual, manual.profile(profile_id), site_url(project)), fmt)
+        if output == "-":
+            click.echo(text, nl=False)
+        else:
+            write_file(Path(output), text)
     except ManualError as err:
         fail(err)
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    target = Path(output)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        fail(UsageError(f"cannot write {output}: {exc.strerror}"))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,6 +28,7 @@ from .model import (
 from .phrase import describe
 
 EXPORT_DIR = "docs/export"
+SCHEMA_DIR = "docs/schema"  # the source's schemas: editors validate ranges/*.yaml against them
 FORMATS = ("json", "yaml", "csv", "prometheus")
 SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml"}
 REFERENCE_PAGE = "reference/metrics/"
@@ -154,6 +155,21 @@ def _cell(v: Any) -> str:
     return "" if v is None else str(v) if not isinstance(v, float) else repr(v)
 
 
+# OWASP's advice against CSV injection: a text cell that a spreadsheet would run as a formula
+# starts with a single quote. One quote is added to any text cell starting with these (or with
+# a quote, so that reading back removes exactly the one that was added).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def _text_cell(v: Any) -> str:
+    text = "" if v is None else str(v)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _text_back(text: str) -> str:
+    return text[1:] if text.startswith("'") else text
+
+
 def to_csv(doc: ProfileExport) -> str:
     buf = io.StringIO(newline="")
     w = csv.writer(buf, lineterminator="\r\n")  # RFC 4180
@@ -161,7 +177,7 @@ def to_csv(doc: ProfileExport) -> str:
     data = _plain(doc)
     pid = data["profile"]["id"]
     for m in data["metrics"]:
-        base = [pid, m["section"], m["key"], m["meaning"], m.get("unit", "")]
+        base = [pid, m["section"], m["key"], _text_cell(m["meaning"]), _text_cell(m.get("unit"))]
         if not m["expectations"]:
             w.writerow([*base, "none"] + [""] * (len(CSV_COLUMNS) - 6))
         for e in m["expectations"]:
@@ -169,7 +185,7 @@ def to_csv(doc: ProfileExport) -> str:
             w.writerow([
                 *base, e["kind"], _cell(e.get("min")), _cell(e.get("max")), _cell(e.get("value")), _cell(e.get("steps")),
                 _cell(e["window"]["first"]) if "window" in e else "", "step" if isinstance(at, dict) else _cell(at),
-                _cell(at["step"]) if isinstance(at, dict) else "", _cell(e.get("condition")), " ".join(e.get("sources", ())),
+                _cell(at["step"]) if isinstance(at, dict) else "", _text_cell(e.get("condition")), " ".join(e.get("sources", ())),
             ])
     return buf.getvalue()
 
@@ -190,7 +206,7 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
         exps = out.setdefault(row["key"], [])
         if row["kind"] == "none":
             continue
-        e: dict[str, Any] = {"kind": row["kind"], "condition": row["condition"] or None, "sources": row["sources"].split()}
+        e: dict[str, Any] = {"kind": row["kind"], "condition": _text_back(row["condition"]) or None, "sources": row["sources"].split()}
         e.update({f: _number(row[f]) for f in ("min", "max", "value", "steps") if row[f]})
         if row["window_first"]:
             e["window"] = {"first": int(row["window_first"])}
@@ -206,6 +222,17 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
 def gauge_name(key: str) -> str:
     """The gauge Miles exports for `key` with --use-prometheus (prometheus_utils.py)."""
     return "miles_metric_" + key.replace("/", "_").replace("-", "_").replace("@", "_at_")
+
+
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def no_gauge(key: str) -> str | None:
+    """Why Miles can export no gauge for `key` (None when it can): it replaces only / - @."""
+    bad = sorted(set(re.sub(r"[a-zA-Z0-9_:]", "", gauge_name(key))))
+    if _METRIC_NAME.fullmatch(gauge_name(key)):
+        return None
+    return f"no gauge: Miles keeps {' '.join(map(repr, bad))} in the name, which Prometheus does not allow"
 
 
 def _promql_number(v: int | float) -> str:
@@ -249,6 +276,9 @@ def to_prometheus(doc: ProfileExport) -> str:
                 left_out.append(f"{m.key}: {text} ({why})")
                 continue
             for key in keys:
+                if (why := no_gauge(key)):
+                    left_out.append(f"{key}: {text} ({why})")
+                    continue
                 g = gauge_name(key)
                 if isinstance(e, Band):
                     parts = ([f"{g} < {_promql_number(e.min)}"] if e.min is not None else []) + (
@@ -313,6 +343,6 @@ def schema_text(model: type[BaseModel], title: str) -> str:
 
 def source_schemas() -> dict[str, str]:
     return {
-        "ranges/schema/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
-        "ranges/schema/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+        f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
+        f"{SCHEMA_DIR}/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
     }

@@ -13,8 +13,8 @@ from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import Finding, SourceError
-from .model import AtStep, Band, Catalog, Exact, Median, Metric, Profile
+from .errors import Finding, SourceError, shown
+from .model import Catalog, Metric, Profile
 from .source import Document, Loc, read_document
 
 CATALOG = "ranges/catalog.yaml"
@@ -66,11 +66,13 @@ def _message(err: Any, allowed: list[str]) -> str:
     field = str(loc[-1]) if loc and not isinstance(loc[-1], int) else ""
     prefix = f"{field}: " if field else ""
     if kind == "extra_forbidden":
-        return f"unknown field {field!r}" + did_you_mean(field, allowed)
+        if field in allowed:  # a real field in the wrong place: say where it belongs, never "did you mean" itself
+            return f"unknown field {field!r} here; {field!r} belongs in {_places(field)}"
+        return f"unknown field {shown(field)}" + did_you_mean(field, allowed)
     if kind == "missing":
         return f"missing field {field!r}"
     if kind == "union_tag_invalid":
-        return f"unknown kind {err['ctx']['tag']!r}; expected one of: {err['ctx']['expected_tags']}"
+        return f"unknown kind {shown(err['ctx']['tag'])}; expected one of: {err['ctx']['expected_tags']}"
     if kind == "union_tag_not_found":
         return f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
     if kind in _NUMBER_ERRORS and err["loc"][-1] in ("int", "float") or kind in ("float_type", "int_type"):
@@ -78,34 +80,56 @@ def _message(err: Any, allowed: list[str]) -> str:
             try:
                 number = float(value)
             except ValueError:
-                return f"{prefix}expected a number, got the string {value!r}"
+                return f"{prefix}expected a number, got the string {shown(value)}"
             if not math.isfinite(number):
                 return f"{prefix}{value!r} is not a finite number; ranges must be finite"
             return f"{prefix}expected a number, got the string {value!r}; remove the quotes (YAML wants a dot in a float: 1.0e-3)"
         what = "integer" if kind.startswith("int") and err["loc"][-1] != "int" else "number"
-        return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {value!r}"
+        return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
     msg = err["msg"].removeprefix("Value error, ")
     if kind.startswith("literal") or kind == "string_pattern_mismatch" or kind.endswith("_type"):
-        msg += f", got {value!r}"
+        msg += f", got {shown(value)}"
     return prefix + msg
 
 
+# How the findings name the place of each part of the model.
+_PLACE = {
+    "Catalog": "the top of the catalog", "Section": "a section", "Metric": "a metric", "Origin": "a metric's origin",
+    "CodeRepository": "the catalog's code", "Profile": "the top of a profile", "Setup": "setup",
+    "Hardware": "setup.hardware", "CaptureSource": "a capture source", "LogSource": "a log source",
+    "CodeSource": "a code source", "Window": "a band's window", "AtStep": "an exact value's at",
+    "Band": "a band expectation", "Median": "a median expectation", "Exact": "an exact expectation",
+    "Presence": "a presence expectation", "SectionNote": "a section note", "Note": "a note",
+}
+
+
+def _places(name: str) -> str:
+    """Where a field of this name is allowed, in words: 'setup, a band expectation or a median expectation'."""
+    places = sorted({_PLACE[c.__name__] for c in _models(Profile) | _models(Catalog)
+                     if name in c.model_fields and c.__name__ in _PLACE})
+    return ", ".join(places[:-1]) + " or " + places[-1] if len(places) > 1 else places[0] if places else "another place"
+
+
 @functools.cache
-def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
-    """Every field name in the model tree: the pool for 'did you mean' on an unknown field."""
-    names: set[str] = set()
+def _models(model: type[BaseModel]) -> frozenset[type[BaseModel]]:
+    """Every model class in the tree under `model`."""
+    seen: set[type[BaseModel]] = set()
     stack: list[Any] = [model]
-    seen: set[type] = set()
     while stack:
         tp = stack.pop()
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             if tp not in seen:
                 seen.add(tp)
-                names.update(tp.model_fields)
                 stack.extend(f.annotation for f in tp.model_fields.values())
         else:
             stack.extend(typing.get_args(tp))
-    return tuple(sorted(names))
+    return frozenset(seen)
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    """Every field name in the model tree: the pool for 'did you mean' on an unknown field."""
+    return tuple(sorted({name for m in _models(model) for name in m.model_fields}))
 
 
 def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
@@ -143,38 +167,69 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
     return out
 
 
-def _check_profile(profile: Profile, doc: Document, manual_keys: dict[str, Metric], sections: set[str]) -> list[Finding]:
+def _items(value: Any) -> list[tuple[Any, Any]]:
+    """Pairs of a mapping or (index, item) of a list from raw data; nothing for anything else."""
+    if isinstance(value, dict):
+        return list(value.items())
+    return list(enumerate(value)) if isinstance(value, list) else []
+
+
+def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str]) -> list[Finding]:
+    """Cross references of one profile, on its raw data: they are checked even where the model
+    found other faults, so a file's independent problems all show in one run."""
+    if not isinstance(data, dict):
+        return []
     out: list[Finding] = []
-    source_ids = set(profile.sources)
-    note_ids = {n.id for n in profile.notes}
-    run_steps = profile.setup.steps
+    sources = data.get("sources")
+    source_ids = set(sources) if isinstance(sources, dict) else set()
+    note_ids = {n["id"] for _, n in _items(data.get("notes")) if isinstance(n, dict) and isinstance(n.get("id"), str)}
+    setup = data.get("setup")
+    run_steps = setup.get("steps") if isinstance(setup, dict) else None
+    run_steps = run_steps if isinstance(run_steps, int) and not isinstance(run_steps, bool) else None
 
-    def refs(ids: list[str], loc: Loc) -> None:
-        for i, sid in enumerate(ids):
-            if sid not in source_ids:
-                out.append(doc.finding((*loc, i), f"unknown source {sid!r}; declare it under 'sources'" + did_you_mean(sid, source_ids)))
+    def refs(ids: Any, loc: Loc) -> None:
+        for i, sid in _items(ids):
+            if isinstance(sid, str) and sources is not None and sid not in source_ids:
+                out.append(doc.finding((*loc, i), f"unknown source {shown(sid)}; declare it under 'sources'" + did_you_mean(sid, source_ids)))
 
-    for key, expectations in profile.expectations.items():
-        if key not in manual_keys:
-            out.append(doc.finding(("expectations", key), f"unknown metric {key!r}; add it to {CATALOG} first" + did_you_mean(key, manual_keys), key=True))
-        for i, e in enumerate(expectations):  # isinstance, not getattr: this loop runs once per range
+    for key, expectations in _items(data.get("expectations")):
+        if keys and isinstance(key, str) and key not in keys:
+            out.append(doc.finding(("expectations", key), f"unknown metric {shown(key)}; add it to {CATALOG} first" + did_you_mean(key, keys), key=True))
+        for i, e in _items(expectations):  # runs once per range: plain dict look-ups
+            if not isinstance(e, dict):
+                continue
             loc = ("expectations", key, i)
-            if e.sources:
-                refs(e.sources, (*loc, "sources"))
-            steps = e.steps if isinstance(e, (Band, Median)) else None
-            if steps and steps > run_steps:
+            refs(e.get("sources"), (*loc, "sources"))
+            steps, at = e.get("steps"), e.get("at")
+            if run_steps and isinstance(steps, int) and steps > run_steps:
                 out.append(doc.finding((*loc, "steps"), f"{steps} steps is more than the {run_steps} steps of the setup"))
-            if isinstance(e, Exact) and isinstance(e.at, AtStep) and e.at.step >= run_steps:
-                out.append(doc.finding((*loc, "at", "step"), f"step {e.at.step} is past the last step of a {run_steps}-step run"))
-    for sid in profile.section_notes:
-        if sid not in sections:
-            out.append(doc.finding(("section_notes", sid), f"unknown section {sid!r}" + did_you_mean(sid, sections), key=True))
-        see = profile.section_notes[sid].see
-        if see and see not in note_ids:
-            out.append(doc.finding(("section_notes", sid, "see"), f"unknown note {see!r}; add it under 'notes'" + did_you_mean(see, note_ids)))
-    for i, note in enumerate(profile.notes):
-        refs(note.sources, ("notes", i, "sources"))
+            step = at.get("step") if isinstance(at, dict) else None
+            if run_steps and e.get("kind") == "exact" and isinstance(step, int) and step >= run_steps:
+                out.append(doc.finding((*loc, "at", "step"), f"step {step} is past the last step of a {run_steps}-step run"))
+    for sid, note in _items(data.get("section_notes")):
+        if sections and isinstance(sid, str) and sid not in sections:
+            out.append(doc.finding(("section_notes", sid), f"unknown section {shown(sid)}" + did_you_mean(sid, sections), key=True))
+        see = note.get("see") if isinstance(note, dict) else None
+        if isinstance(see, str) and see not in note_ids:
+            out.append(doc.finding(("section_notes", sid, "see"), f"unknown note {shown(see)}; add it under 'notes'" + did_you_mean(see, note_ids)))
+    for i, note in _items(data.get("notes")):
+        if isinstance(note, dict):
+            refs(note.get("sources"), ("notes", i, "sources"))
     return out
+
+
+def _catalog_names(data: Any) -> tuple[set[str], set[str]]:
+    """Metric keys (members too) and section ids of a raw catalog, as far as it can be read."""
+    keys: set[str] = set()
+    sections: set[str] = set()
+    for _, section in _items(data.get("sections") if isinstance(data, dict) else None):
+        if isinstance(section, dict):
+            if isinstance(section.get("id"), str):
+                sections.add(section["id"])
+            for _, m in _items(section.get("metrics")):
+                if isinstance(m, dict):
+                    keys.update(k for k in (m.get("key"), *(v for _, v in _items(m.get("members")))) if isinstance(k, str))
+    return keys, sections
 
 
 @contextlib.contextmanager
@@ -205,6 +260,28 @@ def load_manual(root: Path, *, fast: bool = True) -> Manual:
         return _load(root, fast=False)
 
 
+# Anchors of the reference page that are not a section's or a note's.
+RESERVED_ANCHORS = {"s-ref-origins": "the table of where the keys come from", "s-ref-sources": "the sources"}
+
+
+def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
+    """The profile files (.yaml or .yml), and a finding for any other file where only sources belong."""
+    found: list[Finding] = []
+    folder = root / PROFILES
+    files = sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []
+    top = sorted(p for p in (root / "ranges").iterdir() if not p.name.startswith(".")) if (root / "ranges").is_dir() else []
+    for p in top:
+        if p.name != "catalog.yaml" and not p.is_dir():
+            found.append(Finding(f"ranges/{p.name}", 1, 1, f"not part of the source: ranges/ holds catalog.yaml and "
+                                 f"{PROFILES}/; move this file elsewhere"))
+    profiles = [p for p in files if p.suffix in (".yaml", ".yml")]
+    for p in files:
+        if p not in profiles:
+            found.append(Finding(f"{PROFILES}/{p.name}", 1, 1, "not a profile: profiles are .yaml or .yml files; "
+                                 "rename it or move it out of this folder"))
+    return profiles, found
+
+
 def _load(root: Path, *, fast: bool) -> Manual:
     findings: list[Finding] = []
     cat_doc, found = read_document(root / CATALOG, CATALOG, fast=fast)
@@ -215,33 +292,36 @@ def _load(root: Path, *, fast: bool) -> Manual:
         findings += found
         if catalog:
             findings += _check_catalog(catalog, cat_doc)
+    keys, sections = _catalog_names(cat_doc.data)
 
+    files, found = profile_files(root)
+    findings += found
     profiles: list[tuple[Profile, Document]] = []
-    for file in sorted((root / PROFILES).glob("*.yaml")):
+    for file in files:
         doc, found = read_document(file, f"{PROFILES}/{file.name}", fast=fast)
         findings += found
-        if not found:
-            profile, found = validate(Profile, doc)
-            findings += found
-            if profile:
-                profiles.append((profile, doc))
+        if found:
+            continue
+        profile, found = validate(Profile, doc)
+        findings += found + _check_profile(doc.data, doc, keys, sections)
+        if profile:
+            profiles.append((profile, doc))
 
-    if catalog:
-        keys = {k: m for s in catalog.sections for m in s.metrics for k in (m.key, *m.members)}
-        sections = {s.id for s in catalog.sections}
-        for profile, doc in profiles:
-            findings += _check_profile(profile, doc, keys, sections)
     seen_profiles: dict[str, str] = {}
-    seen_notes: dict[str, str] = {}
+    anchors = dict.fromkeys(RESERVED_ANCHORS, "")
+    anchors.update({s.anchor: f"section {s.id!r} of {CATALOG}" for s in (catalog.sections if catalog else [])})
     for profile, doc in profiles:
         if profile.id in seen_profiles:
             findings.append(doc.finding(("id",), f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}"))
         seen_profiles[profile.id] = doc.path
         for i, note in enumerate(profile.notes):
-            # Notes share the reference page, so their anchors must be unique across profiles.
-            if note.id in seen_notes:
-                findings.append(doc.finding(("notes", i, "id"), f"note id {note.id!r} is already used by {seen_notes[note.id]}"))
-            seen_notes[note.id] = doc.path
+            # Notes are sections of the reference page: their anchors must be unique on it.
+            if note.anchor in anchors:
+                other = RESERVED_ANCHORS.get(note.anchor) or anchors[note.anchor]
+                findings.append(doc.finding(("notes", i, "id"), f"note id {note.id!r} gives the anchor {note.anchor!r}, "
+                                            f"which {other} already has; choose another id"))
+            anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
     if findings or catalog is None:
         raise SourceError(findings)
-    return Manual(catalog, tuple(p for p, _ in profiles))
+    ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
+    return Manual(catalog, tuple(ordered))

@@ -17,10 +17,9 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-from .build import generate
+from .build import build
 from .errors import ManualError
 from .export import CSV_COLUMNS
-from .files import write_files
 from .load import Manual
 from .render import environment, template_error
 from .site_nav import metrics_first
@@ -41,14 +40,13 @@ class MetricsManualPlugin(BasePlugin):
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
         try:
-            self.manual, files = generate(self.root)
+            self.manual, todo = build(self.root)
         except ManualError as err:
-            raise PluginError(f"metrics-manual: the source is invalid; nothing was written:\n{err}") from None
-        report = write_files(self.root, files)
-        for rel in report.hand_edited:
+            raise PluginError(f"metrics-manual: the source is invalid or cannot be written; nothing was written:\n{err}") from None
+        for rel in todo.hand_edited:
             log.warning(f"overwrote hand edits in {rel}")
-        if report.written or report.removed:
-            log.info(f"wrote {len(report.written)} generated file(s), removed {len(report.removed)}")
+        if todo.write or todo.remove:
+            log.info(f"wrote {len(todo.write)} generated file(s), removed {len(todo.remove)}")
 
     def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
         return metrics_first(nav)

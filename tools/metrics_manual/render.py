@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 
 from .errors import Finding, SourceError
+from .fieldref import field_reference
 from .load import Manual
 from .model import CodeRepository, Expectation, Profile
 from .phrase import describe, describe_all, num, unit_name, words
@@ -132,7 +133,7 @@ def render_pages(manual: Manual, root: Path) -> dict[str, str]:
     """Every generated page: path relative to root -> Markdown."""
     templates = root / "templates"
     env = environment(templates)
-    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles}
+    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():
         raise SourceError([Finding(f"templates/{PAGES}", 1, 1, "folder is missing: the page templates live there")])

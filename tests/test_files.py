@@ -1,0 +1,265 @@
+"""What build may touch on disk: only its own files under docs/, atomically, one build at a time."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY_PROFILE, run_cli, snapshot, write_project
+from metrics_manual import files as files_mod
+from metrics_manual.build import build as build_in_process
+from metrics_manual.build import generate
+
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def build(root: Path) -> subprocess.CompletedProcess[str]:
+    result = run_cli("build", "--root", str(root))
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def generated(root: Path) -> dict[str, bytes]:
+    """The generated files and build's bookkeeping, as bytes."""
+    return {rel: data for rel, data in snapshot(root / "docs").items()}
+
+
+# --- the manifest is untrusted -----------------------------------------------------------
+
+
+def test_manifest_entries_outside_builds_own_files_are_never_deleted(tiny: Path, tmp_path: Path) -> None:
+    build(tiny)
+    canary = tmp_path / "canary.txt"
+    canary.write_text("keep me", "utf-8")
+    (tiny / "docs/hand.md").write_text("# mine\n", "utf-8")
+    (tiny / "docs/linked").symlink_to(tmp_path)
+    manifest = json.loads((tiny / files_mod.MANIFEST).read_text("utf-8"))
+    sha = files_mod.digest("keep me")
+    attack = {"../canary.txt": sha, str(canary): sha, "ranges/catalog.yaml": sha, "docs/../ranges/catalog.yaml": sha,
+              "docs/linked/canary.txt": sha, "docs/hand.md": "0" * 64, "docs/.generated.journal": sha, "docs/x": 1}
+    (tiny / files_mod.MANIFEST).write_text(json.dumps({**manifest, **attack}), "utf-8")
+    before = snapshot(tiny)
+    result = run_cli("build", "--root", str(tiny))
+    assert result.returncode == 0, result.stderr
+    assert canary.read_text("utf-8") == "keep me"
+    for rel in ("ranges/catalog.yaml", "docs/hand.md"):
+        assert (tiny / rel).read_bytes() == before[rel]
+    assert "removed" not in result.stdout.replace("0 removed", "")
+    for rel in ("'../canary.txt'", "'ranges/catalog.yaml'", "'docs/../ranges/catalog.yaml'"):
+        assert f"docs/.generated.json:1:1: warning: entry {rel} is ignored" in result.stderr
+    assert "entry 'docs/linked/canary.txt' is ignored: docs/linked is a symlink" in result.stderr
+    # The successful build rewrote the manifest: the next build is quiet.
+    assert "warning" not in build(tiny).stderr
+
+
+def test_a_hand_edited_stray_is_kept(tiny: Path) -> None:
+    second = TINY_PROFILE.replace("id: tiny", "id: old").replace("tiny-notes", "old-notes")
+    (tiny / "ranges/profiles/old.yaml").write_text(second, "utf-8")
+    build(tiny)
+    (tiny / "ranges/profiles/old.yaml").unlink()
+    (tiny / "docs/profiles/old.md").write_text("# my notes now\n", "utf-8")
+    result = build(tiny)
+    assert (tiny / "docs/profiles/old.md").read_text("utf-8") == "# my notes now\n"
+    assert "removed stray docs/export/old.json" in result.stdout
+    assert "docs/profiles/old.md:1:1: error: stray file: build no longer makes it, and it was edited" in result.stderr
+
+
+def test_build_never_writes_through_a_symlink(tiny: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tiny / "docs/export").symlink_to(outside, target_is_directory=True)
+    before = snapshot(tiny)
+    result = run_cli("build", "--root", str(tiny))
+    assert result.returncode == 2
+    assert "build will not write here: docs/export is a symlink" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(outside.iterdir()) == []
+    assert snapshot(tiny) == before
+
+
+# --- modes ----------------------------------------------------------------------------------
+
+
+def test_files_get_the_mode_a_plain_open_gives(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p")
+    out = tmp_path / "rules.yml"
+    script = (f"import os, sys; os.umask(0o022); sys.argv = ['metrics-manual'] + sys.argv[1:]; "
+              "from metrics_manual.cli import main; main()")
+    for args in (["build", "--root", str(root)],
+                 ["export", "--root", str(root), "--profile", "tiny", "--format", "prometheus", "-o", str(out)]):
+        result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=ENV)
+        assert result.returncode == 0, result.stderr
+    modes = {p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in (root / "docs").rglob("*") if p.is_file()}
+    assert modes and set(modes.values()) == {0o644}, modes
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    # An existing file keeps its mode, as open() keeps it.
+    out.chmod(0o640)
+    result = subprocess.run([sys.executable, "-c", script, "export", "--root", str(root), "--profile", "tiny", "--format",
+                             "json", "-o", str(out)], capture_output=True, text=True, env=ENV)
+    assert result.returncode == 0 and stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+# --- export -o --------------------------------------------------------------------------------
+
+
+def test_export_output_targets(tiny: Path, tmp_path: Path) -> None:
+    args = ("export", "--root", str(tiny), "--profile", "tiny", "--format", "csv")
+    stdout = run_cli(*args, "-o", "-")
+    assert stdout.returncode == 0 and stdout.stdout.startswith("profile,section,key")
+    target = tmp_path / "real.csv"
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert run_cli(*args, "-o", str(link)).returncode == 0
+    assert link.is_symlink() and target.read_text("utf-8") == stdout.stdout
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for special in (str(fifo), "/dev/null"):
+        refused = run_cli(*args, "-o", special)
+        assert refused.returncode == 2
+        assert refused.stderr == f"error: cannot write {special}: not a regular file; use -o - to write to standard output\n"
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.csv", "real.csv", "tiny"]
+
+
+# --- a killed build leaves old or new -----------------------------------------------------------
+
+
+def test_a_switch_interrupted_after_its_commit_point_is_finished(tiny: Path, monkeypatch) -> None:
+    build(tiny)
+    old = generated(tiny)
+    profile = tiny / "ranges/profiles/tiny.yaml"
+    profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
+    moves = []
+    real_replace = os.replace
+
+    def die_after_two(src, dst):
+        if "staging" in str(src) and len(moves) == 2:
+            raise KeyboardInterrupt  # stands for a kill: nothing after this line runs
+        moves.append(dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(files_mod.os, "replace", die_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        build_in_process(tiny)
+    monkeypatch.setattr(files_mod.os, "replace", real_replace)
+    assert generated(tiny) != old and (tiny / files_mod.JOURNAL).exists()  # a mix, but committed
+    assert run_cli("check", "--root", str(tiny)).returncode == 0  # the next command finishes the switch
+    assert not (tiny / files_mod.JOURNAL).exists() and not (tiny / files_mod.STAGING).exists()
+    build(tiny)
+    assert "0 written" in build(tiny).stdout
+
+
+def test_a_failure_half_way_through_the_switch_puts_the_old_files_back(tiny: Path, monkeypatch) -> None:
+    build(tiny)
+    old = snapshot(tiny)
+    profile = tiny / "ranges/profiles/tiny.yaml"
+    profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
+    old[("ranges/profiles/tiny.yaml")] = profile.read_bytes()
+    count = []
+    real_replace = os.replace
+
+    def fail_third(src, dst):
+        if "staging" in str(src) and ".old" not in str(src):
+            count.append(dst)
+            if len(count) == 3:
+                raise OSError(30, "Read-only file system", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(files_mod.os, "replace", fail_third)
+    with pytest.raises(files_mod.WriteError, match="Read-only file system; nothing was changed"):
+        build_in_process(tiny)
+    assert snapshot(tiny) == old
+
+
+def _big_project(root: Path, metrics: int = 200, profiles: int = 6) -> Path:
+    lines = ["title: Metrics", "code: {repository: example/miles, branch: main, commit: 31f1ca96}", "sections:",
+             "  - id: s", "    title: S", "    metrics:"]
+    lines += [f"      - {{key: train/m{i}, meaning: value {i}}}" for i in range(metrics)]
+    base = TINY_PROFILE.split("section_notes:")[0]
+    profs = {}
+    for p in range(profiles):
+        body = base.replace("id: tiny", f"id: p{p}") + "expectations:\n" + "".join(
+            f"  train/m{i}: [{{kind: band, min: {i}, max: {i + 1 + p}}}]\n" for i in range(metrics))
+        profs[f"p{p}"] = body
+    return write_project(root, catalog="\n".join(lines) + "\n", profiles=profs)
+
+
+def test_builds_killed_at_random_moments_leave_old_or_new(tmp_path: Path) -> None:
+    """SIGKILL a real build at random moments; the next command sees all old or all new files, no leftovers."""
+    root = _big_project(tmp_path / "p")
+    build(root)
+    states = [generated(root)]
+    rng = random.Random(7)
+    cmd = [sys.executable, "-m", "metrics_manual", "build", "--root", str(root)]
+    started = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, env=ENV)
+    duration = time.perf_counter() - started
+    mid_switch = 0
+    for attempt in range(10):
+        for profile in (root / "ranges/profiles").glob("*.yaml"):  # every generated file changes on each attempt
+            text = profile.read_text("utf-8")
+            profile.write_text(re.sub(r"(?m)^title: .*$", f"title: Runs {attempt}", text), "utf-8")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+        if attempt % 3 == 0:  # anywhere in the run
+            time.sleep(rng.uniform(0.2, 1.0) * duration)
+        else:  # in the write phase: once staging starts, within a few milliseconds
+            deadline = time.perf_counter() + 4 * duration
+            while not (root / files_mod.STAGING).exists() and proc.poll() is None and time.perf_counter() < deadline:
+                time.sleep(0.0005)
+            time.sleep(rng.uniform(0, 0.004))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        mid_switch += (root / files_mod.STAGING).exists()
+        assert run_cli("check", "--root", str(root)).returncode in (0, 1)  # the next command reads
+        now = generated(root)
+        assert not (root / files_mod.STAGING).exists() and not (root / files_mod.JOURNAL).exists()
+        assert not [p for p in (root / "docs").rglob("*") if p.name.endswith((".tmp", ".new"))]
+        build(root)
+        new = generated(root)
+        assert now in (states[-1], new), f"attempt {attempt}: a mix of old and new files"
+        states.append(new)
+    print(f"{mid_switch} of 10 kills landed while files were staged or switched")
+
+
+# --- one build at a time ----------------------------------------------------------------------
+
+
+def test_a_second_build_waits_for_the_first(tiny: Path) -> None:
+    build(tiny)
+    fd = os.open(tiny / "docs", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    proc = subprocess.Popen([sys.executable, "-m", "metrics_manual", "build", "--root", str(tiny)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None  # it waits
+    finally:
+        os.close(fd)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert f"waiting for another metrics-manual command in {tiny} to finish" in err
+
+
+def test_concurrent_builds_racing_on_a_stray_both_succeed(tiny: Path) -> None:
+    second = TINY_PROFILE.replace("id: tiny", "id: old").replace("tiny-notes", "old-notes")
+    (tiny / "ranges/profiles/old.yaml").write_text(second, "utf-8")
+    build(tiny)
+    (tiny / "ranges/profiles/old.yaml").unlink()
+    procs = [subprocess.Popen([sys.executable, "-m", "metrics_manual", "build", "--root", str(tiny)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV) for _ in range(3)]
+    results = [(p.wait(timeout=120), p.communicate()) for p in procs]
+    assert [code for code, _ in results] == [0, 0, 0], results
+    assert sum("removed stray docs/profiles/old.md" in out for _, (out, _) in results) == 1
+    assert run_cli("check", "--root", str(tiny)).returncode == 0
+    _, files = generate(tiny)
+    assert all((tiny / rel).read_bytes().decode("utf-8") == text for rel, text in files.items())
