@@ -369,3 +369,90 @@ def test_code_paths_link_to_the_catalog_commit(page, site, manual) -> None:
             continue
         assert link.get_attribute("href") == f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(metric.origin.path, safe='/')}"
         assert link.inner_text() == metric.origin.path
+
+
+# --- drawings ------------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def _numbers(text: str, titles: list[str]) -> list[str]:
+    for title in titles:  # a profile title may hold digits of its own (GB10)
+        text = text.replace(title, " ")
+    return sorted(_NUMBER.findall(text))
+
+
+def test_each_drawing_says_what_the_text_beside_it_says(page, site, manual) -> None:
+    _, base, _ = site
+    page.goto(f"{base}/reference/metrics/")
+    titles = sorted({plain(p.title) for p in manual.profiles}, key=len, reverse=True)
+    drawn = 0
+    for key, metric in manual.metrics.items():
+        entry = page.locator(f"h3#{metric.anchor} + .mm-entry")
+        svg = entry.locator("svg.mm-ranges")
+        # A drawing places numbers on an axis: presence alone has none.
+        ranged = any(e.kind != "presence" for p in manual.profiles for e in p.expectations.get(key, []))
+        assert svg.count() == (1 if ranged else 0), key
+        if not ranged:
+            continue
+        drawn += 1
+        said = svg.evaluate("s => s.querySelector(':scope > title').textContent")
+        assert svg.get_attribute("aria-label") == said
+        beside = [(li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
+                  for li in entry.locator("li:has(.mm-range)").all()]
+        ranged_lines = [(r, t) for r, t in beside if r != "no range"]
+        for text, title in ranged_lines:
+            assert f"{title}: {text}" in said, (key, said)
+        assert _numbers(said, titles) == _numbers(" ".join(r for r, _ in ranged_lines), titles), key
+    assert drawn > 0
+
+
+_GEOMETRY = """svg => {
+  // Screen x of a value, from two ticks as the browser laid them out.
+  const ticks = [...svg.querySelectorAll('g.mm-tick')].map(t => {
+    const r = t.querySelector('line').getBoundingClientRect();
+    return [parseFloat(t.dataset.value), r.left + r.width / 2];
+  });
+  const marks = [...svg.querySelectorAll('g.mm-mark[data-kind=band], g.mm-mark[data-kind=window]')].map(g => {
+    const r = g.querySelector('rect').getBoundingClientRect();
+    return {min: g.dataset.min, max: g.dataset.max, open: g.dataset.open || '', left: r.left, right: r.right};
+  });
+  const points = [...svg.querySelectorAll('g.mm-mark[data-kind=median], g.mm-mark[data-kind=exact]')].map(g => {
+    const r = g.querySelector('path, line').getBoundingClientRect();
+    return {value: parseFloat(g.dataset.value), x: r.left + r.width / 2};
+  });
+  return {ticks, marks, points};
+}"""
+
+
+def test_a_band_is_drawn_from_its_min_to_its_max_on_the_axis(browser, site, manual) -> None:
+    _, base, _ = site
+    for viewport in (DESKTOP, PHONE):
+        context, page = _open(browser, base, viewport=viewport)
+        page.goto(f"{base}/reference/metrics/")
+        bands = 0
+        for svg in page.locator("svg.mm-ranges").all():
+            g = svg.evaluate(_GEOMETRY)
+            ticks = g["ticks"]
+            assert len(ticks) >= 2
+            assert [x for _, x in ticks] == sorted(x for _, x in ticks) and [v for v, _ in ticks] == sorted(v for v, _ in ticks)
+            (v0, x0), (v1, x1) = ticks[0], ticks[-1]
+
+            def at(value: float) -> float:
+                return x0 + (value - v0) * (x1 - x0) / (v1 - v0)
+
+            tolerance = 1.5  # px: stroke width and rounding of coordinates
+            for mark in g["marks"]:
+                bands += 1
+                assert mark["left"] <= mark["right"]
+                if mark["min"] is not None and mark["max"] is not None:
+                    assert float(mark["min"]) <= float(mark["max"])
+                if mark["min"] is not None and mark["open"] != "min":
+                    assert abs(mark["left"] - at(float(mark["min"]))) <= tolerance, mark
+                if mark["max"] is not None and mark["open"] != "max":
+                    assert abs(mark["right"] - at(float(mark["max"]))) <= tolerance, mark
+            for point in g["points"]:
+                assert abs(point["x"] - at(point["value"])) <= tolerance, point
+        if any(getattr(e, "kind", "") == "band" for p in manual.profiles for es in p.expectations.values() for e in es):
+            assert bands > 0
+        _close(context, page, base)

@@ -327,4 +327,4 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> Non
     assert ruled == {k for k in keys if "." not in k}
     for key in keys:
         if "." in key:
-            assert f"# - {key}: 0 to 1 (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
+            assert f"# - {key}: 0 to 1 per step (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
