@@ -13,6 +13,7 @@ from typing import Any
 
 import jinja2
 
+from .draw import range_drawing
 from .errors import Finding, SourceError
 from .fieldref import field_reference
 from .load import Manual
@@ -70,16 +71,8 @@ def range_rows(profiles: Sequence[Profile], key: str) -> list[tuple[str, Expecta
 
 
 def drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
-    """The inline SVG of one metric's ranges on every profile ('' while there is no drawing module).
-
-    CALL SITE of the drawing helper (metrics_manual.draw, written by another helper):
-    imported lazily so the pages render before it lands.
-    """
-    try:
-        from .draw import range_drawing  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return ""
-    return str(range_drawing(list(rows), unit))
+    """The inline SVG of one metric's ranges on every profile, on one axis ('' when nothing has a number)."""
+    return range_drawing(list(rows), unit)
 
 
 def environment(templates: Path) -> jinja2.Environment:
