@@ -125,7 +125,8 @@ def bands(draw: st.DrawFn) -> dict:
 expectations = st.one_of(
     bands(),
     st.fixed_dictionaries({"kind": st.just("median"), "value": numbers, "steps": st.integers(1, 10),
-                           "condition": conditions, "sources": sources}),
+                           "condition": conditions, "sources": sources},
+                          optional={"tolerance": st.floats(1e-6, 10, allow_nan=False)}),
     st.fixed_dictionaries({"kind": st.just("exact"), "value": numbers, "condition": conditions,
                            "at": st.sampled_from(["every_step", "every_run"]) | st.builds(lambda s: {"step": s}, st.integers(0, 9))}),
     st.fixed_dictionaries({"kind": st.just("presence"), "condition": conditions}),
@@ -328,3 +329,10 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> Non
     for key in keys:
         if "." in key:
             assert f"# - {key}: 0 to 1 per step (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
+
+
+def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> None:
+    for name, text in (("deep.json", "[" * 100_000), ("deep.yaml", "[" * 100_000)):
+        (tmp_path / name).write_text(text, "utf-8")
+        with pytest.raises(ValueError, match="not an exported metrics-manual profile"):
+            load_profile(tmp_path / name)

@@ -263,3 +263,11 @@ def test_concurrent_builds_racing_on_a_stray_both_succeed(tiny: Path) -> None:
     assert run_cli("check", "--root", str(tiny)).returncode == 0
     _, files = generate(tiny)
     assert all((tiny / rel).read_bytes().decode("utf-8") == text for rel, text in files.items())
+
+
+def test_a_deeply_nested_manifest_is_a_warning_not_a_traceback(tiny: Path) -> None:
+    build(tiny)
+    (tiny / files_mod.MANIFEST).write_text("[" * 100_000, "utf-8")
+    result = run_cli("build", "--root", str(tiny))
+    assert result.returncode == 0, result.stderr
+    assert "docs/.generated.json:1:1: warning: not valid JSON" in result.stderr and "Traceback" not in result.stderr

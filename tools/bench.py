@@ -1,10 +1,12 @@
 """Benchmarks: print figures, assert nothing (the machine is shared: compare ratios within one run).
 
-    python tools/bench.py [--quick]
+    python tools/bench.py [--quick] [--validate]
 
 1. load + validate time and peak memory, real source and a generated one (10,000 metrics, 10 profiles);
 2. `metrics-manual build` next to `mkdocs build` on the same tree (median of several runs, ratio);
 3. `metrics-manual check` next to `mkdocs build`, in sync and with every generated file drifted.
+4. `metrics-manual judge` on a generated 1 GB event log (metric lines among large non-metric
+   events) and a 1 GB dashboard log: throughput and peak memory (--part judge, --judge-mb N).
 """
 from __future__ import annotations
 
@@ -84,15 +86,32 @@ def in_process(root: Path, what: str, runs: int) -> float:
     return float(out.stdout)
 
 
+def load_times(root: Path, runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of load_manual in process: CPU time stays meaningful on a busy machine."""
+    code = ("import statistics, sys, time; from pathlib import Path; from metrics_manual.load import load_manual\n"
+            "walls, cpus = [], []\n"
+            "for _ in range(int(sys.argv[2])):\n"
+            " w, c = time.perf_counter(), time.process_time(); load_manual(Path(sys.argv[1]))\n"
+            " walls.append(time.perf_counter() - w); cpus.append(time.process_time() - c)\n"
+            "print(statistics.median(walls), statistics.median(cpus))")
+    out = subprocess.run([sys.executable, "-c", code, str(root), str(runs)], capture_output=True, text=True, env=ENV, check=True)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
+
+
 def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
     return statistics.median(timed(cmd, cwd)[0] for _ in range(runs))
 
 
-def report(name: str, root: Path, runs: int) -> None:
+def report(name: str, root: Path, runs: int, validate_only: bool = False) -> None:
     mm = [sys.executable, "-m", "metrics_manual"]
-    load = in_process(root, "load", runs)
-    wall, rss = timed([*mm, "validate"], root)
-    print(f"[{name}] load+validate: {load:.2f} s in process; `metrics-manual validate` {wall:.2f} s wall, peak RSS {rss} MiB")
+    load, cpu = load_times(root, runs)
+    walls, rsss = zip(*(timed([*mm, "validate"], root) for _ in range(runs)))
+    wall, rss = statistics.median(walls), max(rsss)
+    print(f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU); `metrics-manual validate` {wall:.2f} s wall,"
+          f" peak RSS {rss} MiB (median of {runs})")
+    if validate_only:
+        return
     timed([*mm, "build"], root)  # the tree now holds every generated file: later builds write nothing
     gen = in_process(root, "generate", runs)
     build = median_of(runs, [*mm, "build"], root)
@@ -120,21 +139,97 @@ def drift(root: Path, mm: list[str]) -> float:
     return took
 
 
+def _catalog_keys() -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The real catalog's metric keys grouped by step key, and its step keys."""
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.load import load_manual
+
+    catalog = load_manual(REPO).catalog
+    groups: dict[str, list[str]] = {}
+    for section in catalog.sections:
+        for m in section.metrics:
+            for key in m.members or [m.key]:
+                sk = catalog.step_keys.get(key.split("/", 1)[0])
+                if sk:
+                    groups.setdefault(sk, []).append(key)
+    return groups, dict(catalog.step_keys)
+
+
+def event_log(path: Path, mb: int, big_kb: int = 64, per_step: int = 8) -> int:
+    """An event log of about `mb` MB, streamed to disk: per step one metric line per step key
+    and `per_step` non-metric events of `big_kb` KB (weight checksums). Returns the steps."""
+    groups, _ = _catalog_keys()
+    checksums = ",".join(f'"layer.{i}":"{i:064x}"' for i in range(big_kb * 1024 // 80))
+    big = ('{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"actor_cell0_rank0"},'
+           '"type":"weight_checksum","rollout_id":%d,"attempt":null,"checksums":{' + checksums + "}}\n")
+    step = 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            for _ in range(per_step):
+                fh.write(big % step)
+            for sk, keys in groups.items():
+                metrics = ",".join([f'"{sk}":{step}'] + [f'"{k}":{0.5 + (step % 97) / 1000}' for k in keys])
+                fh.write('{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"main"},"type":"metric",'
+                         f'"rollout_id":null,"attempt":null,"metrics":{{{metrics}}}}}\n')
+            step += 1
+    return step
+
+
+def dashboard_log(path: Path, mb: int, extra: int = 80) -> int:
+    """A dashboard metrics.jsonl of about `mb` MB: one record per log() call, as Miles writes it,
+    with the catalog's keys and `extra` keys the manual does not describe (Miles logs many)."""
+    groups, _ = _catalog_keys()
+    groups = {sk: keys + [f"{keys[0].split('/')[0]}/extra_{i}" for i in range(extra)] for sk, keys in groups.items()}
+    step = 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            for sk, keys in groups.items():
+                metrics = ", ".join([f'"{sk}": {step}'] + [f'"{k}": {0.5 + (step % 97) / 1000}' for k in keys])
+                fh.write(f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n')
+            step += 1
+    return step
+
+
+def judge_report(mb: int) -> None:
+    """Throughput and peak RSS of `metrics-manual judge` on generated logs of `mb` MB (the real manual's profile)."""
+    mm = [sys.executable, "-m", "metrics_manual"]
+    _, _ = _catalog_keys()
+    from metrics_manual.load import load_manual
+
+    profile = load_manual(REPO).profiles[0].id
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in (("event log", event_log), ("dashboard log", dashboard_log)):
+            path = Path(tmp) / f"{name.split()[0]}.jsonl"
+            steps = make(path, mb)
+            size = path.stat().st_size
+            wall, rss = timed([*mm, "judge", "--profile", profile, "--format", "json", "--no-progress", str(path)], REPO)
+            print(f"[judge] {name} of {size / 1e6:,.0f} MB ({steps:,} steps): {wall:.2f} s wall, "
+                  f"{size / 1e6 / wall:,.0f} MB/s, peak RSS {rss} MiB")
+            path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--part", choices=("all", "manual", "judge"), default="all")
+    parser.add_argument("--judge-mb", type=int, default=1000, help="size of each generated run log (MB)")
+    parser.add_argument("--validate", action="store_true", help="only load+validate (the reader and the model), 10,000 x 10 unless --quick")
     args = parser.parse_args()
+    if args.part in ("all", "judge") and not args.validate:
+        judge_report(100 if args.quick else args.judge_mb)
+    if args.part == "judge":
+        return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"
         for part in ("ranges", "templates", "docs"):
             shutil.copytree(REPO / part, real / part)
         shutil.copy(REPO / "mkdocs.yml", real / "mkdocs.yml")
-        report("real manual", real, args.runs)
+        report("real manual", real, args.runs, args.validate)
         n = 1000 if args.quick else 10_000
         big = Path(tmp) / "big"
         generated_source(big, n, 10)
-        report(f"{n:,} metrics x 10 profiles", big, 1 if args.quick else args.runs)
+        report(f"{n:,} metrics x 10 profiles", big, 1 if args.quick and not args.validate else args.runs, args.validate)
 
 
 if __name__ == "__main__":

@@ -3,18 +3,31 @@
     from metrics_manual.api import load_profile
     profile = load_profile("lab-gb10.json")
     profile.expected("train/grad_norm")   # [Band(kind='band', min=0.35, max=4.95, ...)]
+
+Judge a run against it (the same judgement as `metrics-manual judge`):
+
+    from metrics_manual.api import judge, read_run
+    run = read_run([Path("dump/events")], {"train": "train/step", "rollout": "rollout/step"})
+    verdict = judge(profile, run, rtol=0.1, exclude_steps=[3])
+    verdict.summary, [r for r in verdict.results if r.verdict != "pass"]
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterable
 
 import yaml
 from pydantic import ValidationError
 
+from .judge import DEFAULT_RTOL, Judgement, Result
+from .judge import judge as _judge
 from .model import AtStep, Band, Exact, Median, MetricExport, Presence, ProfileExport
+from .run import Run
+from .runs import read_run
 
-__all__ = ["load_profile", "ProfileExport", "MetricExport", "Band", "Median", "Exact", "Presence", "AtStep"]
+__all__ = ["load_profile", "ProfileExport", "MetricExport", "Band", "Median", "Exact", "Presence", "AtStep",
+           "judge", "read_run", "Run", "Judgement", "Result"]
 
 
 def load_profile(path: str | Path) -> ProfileExport:
@@ -24,5 +37,10 @@ def load_profile(path: str | Path) -> ProfileExport:
     try:
         data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
         return ProfileExport.model_validate(data)
-    except (ValueError, yaml.YAMLError, ValidationError) as exc:
+    except (ValueError, yaml.YAMLError, ValidationError, RecursionError) as exc:
         raise ValueError(f"{path}: not an exported metrics-manual profile: {exc}") from None
+
+
+def judge(profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclude_steps: Iterable[int] = ()) -> Judgement:
+    """Every expectation of `profile` held against `run`: pass, fail or error, with the failing steps."""
+    return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps)

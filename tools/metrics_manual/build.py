@@ -10,6 +10,7 @@ from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 from .errors import Finding, SourceError
 from .export import render_exports, source_schemas
 from .files import Plan, apply, locked, plan, recover
+from .judge import verdict_schemas
 from .load import Manual, gc_paused, load_manual
 from .render import render_pages
 
@@ -32,7 +33,8 @@ def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str
     """Everything `build` writes, path relative to root -> text. Raises SourceError."""
     with gc_paused():
         manual = manual or load_manual(root)
-        files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas()}
+        files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas(),
+                 **verdict_schemas()}
     return manual, files
 
 

@@ -19,6 +19,7 @@ from .errors import FORMATS as FINDING_FORMATS
 from .errors import Finding, ManualError, SourceError, UsageError, errors, report
 from .export import FORMATS, export_document, export_text
 from .files import write_file
+from .judge_cli import judge_command
 from .load import did_you_mean, load_manual
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
@@ -160,6 +161,8 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     except ManualError as err:
         fail(err)
 
+
+main.add_command(judge_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

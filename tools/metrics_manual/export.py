@@ -43,6 +43,7 @@ CSV_COLUMNS: dict[str, str] = {
     "min": "band: lowest expected per-step value; empty when open",
     "max": "band: highest expected per-step value; empty when open",
     "value": "median or exact: the value",
+    "tolerance": "median: relative tolerance a run's median may differ by (0.05 = 5%); empty when the source gives none",
     "steps": "band: per-step values over this many steps; median: over this many steps",
     "window_first": "band: holds only in the first N steps of the run",
     "at": "exact: every_step, every_run or step; presence: every_step",
@@ -183,7 +184,8 @@ def to_csv(doc: ProfileExport) -> str:
         for e in m["expectations"]:
             at = e.get("at")
             w.writerow([
-                *base, e["kind"], _cell(e.get("min")), _cell(e.get("max")), _cell(e.get("value")), _cell(e.get("steps")),
+                *base, e["kind"], _cell(e.get("min")), _cell(e.get("max")), _cell(e.get("value")), _cell(e.get("tolerance")),
+                _cell(e.get("steps")),
                 _cell(e["window"]["first"]) if "window" in e else "", "step" if isinstance(at, dict) else _cell(at),
                 _cell(at["step"]) if isinstance(at, dict) else "", _text_cell(e.get("condition")), " ".join(e.get("sources", ())),
             ])
@@ -207,7 +209,7 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
         if row["kind"] == "none":
             continue
         e: dict[str, Any] = {"kind": row["kind"], "condition": _text_back(row["condition"]) or None, "sources": row["sources"].split()}
-        e.update({f: _number(row[f]) for f in ("min", "max", "value", "steps") if row[f]})
+        e.update({f: _number(row[f]) for f in ("min", "max", "value", "tolerance", "steps") if row[f]})
         if row["window_first"]:
             e["window"] = {"first": int(row["window_first"])}
         if row["at"]:

@@ -91,8 +91,8 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         return {}, []
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        return {}, [Finding(MANIFEST, 1, 1, f"not valid JSON ({exc}); build rewrites it", severity="warning")]
+    except (ValueError, RecursionError) as exc:
+        return {}, [Finding(MANIFEST, 1, 1, f"not valid JSON ({shown(str(exc))}); build rewrites it", severity="warning")]
     if not isinstance(data, dict):
         return {}, [Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", severity="warning")]
     good: dict[str, str] = {}
@@ -183,7 +183,7 @@ def _journal_entries(root: Path) -> tuple[list[str], list[str]] | None:
     try:
         data = json.loads(text)
         write, remove = data["write"], data["remove"]
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None
     ok = [r for r in (*write, *remove) if r == MANIFEST or inside_out(root, r) is None]
     return [r for r in write if r in ok], [r for r in remove if r in ok]

@@ -83,7 +83,7 @@ def _message(err: Any, allowed: list[str]) -> str:
                 return f"{prefix}expected a number, got the string {shown(value)}"
             if not math.isfinite(number):
                 return f"{prefix}{value!r} is not a finite number; ranges must be finite"
-            return f"{prefix}expected a number, got the string {value!r}; remove the quotes (YAML wants a dot in a float: 1.0e-3)"
+            return f"{prefix}expected a number, got the string {value!r}; remove the quotes"
         what = "integer" if kind.startswith("int") and err["loc"][-1] != "int" else "number"
         return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
     msg = err["msg"].removeprefix("Value error, ")
@@ -248,8 +248,8 @@ def gc_paused() -> Iterator[None]:
 def load_manual(root: Path, *, fast: bool = True) -> Manual:
     """Load and validate everything under root/ranges; raise SourceError with all findings.
 
-    The fast reader keeps no line numbers, so on any finding the whole source is read
-    again the slow way, which is the one that reports: both agree on every valid source.
+    With fast=True the one reader skips recording where each value stood (the same
+    acceptance and meaning); on any finding the source is read again with positions.
     """
     with gc_paused():
         try:

@@ -225,6 +225,9 @@ class Median(_Expectation):
     kind: Literal["median"] = Field(description="The median of a run's per-step values.")
     value: Number = Field(description="The median.", examples=[12.5])
     steps: PositiveInt = Field(description="The median is over this many steps.", examples=[100])
+    tolerance: Annotated[Number, Field(gt=0)] | None = Field(
+        None, description="Relative tolerance a run's median may differ by (0.05 = 5%), when the source gives one; "
+        "metrics-manual judge uses --rtol otherwise.", examples=[0.05])
 
 
 class Exact(_Expectation):

@@ -90,6 +90,8 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
             out += f" over {num(e.steps)} steps"
     elif isinstance(e, Median):
         out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
+        if e.tolerance is not None:
+            out += f" within {num(round(e.tolerance * 100, 10))}%"
     elif isinstance(e, Exact):
         at = e.at
         where = f"at step {num(at.step)}" if isinstance(at, AtStep) else ("at every step" if at == "every_step" else "in every run")

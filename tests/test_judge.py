@@ -1,0 +1,514 @@
+"""`metrics-manual judge`: one run, written in every form Miles writes, held against a fixture profile."""
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import run_forms
+from conftest import REPO, run_cli, write_project
+from metrics_manual.api import judge
+from metrics_manual.build import site_url
+from metrics_manual.export import export_document
+from metrics_manual.judge import Judgement
+from metrics_manual.load import load_manual
+from metrics_manual.model import ProfileExport
+from metrics_manual.runs import RunInputError, detect, read_run
+
+CATALOG = """\
+title: Metrics
+code: {repository: example/miles, branch: main, commit: 31f1ca96}
+step_keys: {train: train/step, rollout: rollout/step, perf: rollout/step}
+sections:
+  - id: rollout
+    title: Rollout
+    metrics:
+      - {key: rollout/raw_reward, meaning: the mean reward}
+      - {key: rollout/response_lengths, meaning: the mean answer length, unit: tokens}
+  - id: training
+    title: Training
+    metrics:
+      - {key: train/grad_norm, meaning: the gradient norm}
+      - {key: train/ppo_kl, meaning: the k1 KL between old and new policy}
+      - {key: train/pg_clipfrac, meaning: the share of clipped tokens}
+      - {key: train/entropy_loss, meaning: the entropy}
+  - id: perf
+    title: Performance
+    metrics:
+      - {key: perf/step_time, meaning: seconds per step, unit: s}
+      - {key: perf/rollout_time, meaning: seconds of generation, unit: s}
+"""
+
+PROFILE = """\
+id: judged
+title: A judged setup
+summary: Made up for tests.
+advice: Build your own.
+setup: {framework: Miles, model: M, dataset: D, hardware: {count: 1, name: GPU}, prompts_per_step: 4,
+        answers_per_prompt: 2, token_limit: 1024, steps: 10}
+sources:
+  cap: {kind: capture, path: cap.json, keys: [a]}
+expectations:
+  rollout/raw_reward:
+    - {kind: band, min: 0.2, max: 0.9, steps: 10}
+  rollout/response_lengths:
+    - {kind: median, value: 400, steps: 10}
+  train/grad_norm:
+    - {kind: band, min: 0.1, max: 5}
+    - {kind: band, min: 0.5, max: 2, window: {first: 2}, condition: with plain sampling}
+  train/ppo_kl:
+    - {kind: exact, value: 0, at: {step: 0}}
+  train/pg_clipfrac:
+    - {kind: exact, value: 0, at: every_step}
+  perf/step_time:
+    - {kind: presence, at: every_step}
+  perf/rollout_time:
+    - {kind: median, value: 20, steps: 10, tolerance: 0.05}
+"""
+
+STEPS = range(10)
+
+
+def clean_run() -> run_forms.Series:
+    return {
+        "rollout/raw_reward": {s: 0.5 + 0.01 * s for s in STEPS},
+        "rollout/response_lengths": {s: 390.0 + 2 * s for s in STEPS},
+        "perf/step_time": {s: 30.0 + s for s in STEPS},
+        "perf/rollout_time": {s: 19.5 + 0.1 * s for s in STEPS},
+        "train/grad_norm": {s: 1.0 + 0.3 * s for s in STEPS},  # above the window band after step 3
+        "train/ppo_kl": {s: 0.001 * s for s in STEPS},
+        "train/pg_clipfrac": {s: 0.0 for s in STEPS},
+        "train/entropy_loss": {s: 0.3 for s in STEPS},
+    }
+
+
+def _set(key: str, step: int, value: float):
+    def plant(run: run_forms.Series) -> None:
+        run[key][step] = value
+    return plant
+
+
+def _drop(key: str, step: int | None = None):
+    def plant(run: run_forms.Series) -> None:
+        if step is None:
+            del run[key]
+        else:
+            del run[key][step]
+    return plant
+
+
+def _scale(key: str, factor: float):
+    def plant(run: run_forms.Series) -> None:
+        run[key] = {s: v * factor for s, v in run[key].items()}
+    return plant
+
+
+# fault -> (planting, the one verdict it must give, the step to exclude to make it pass or None)
+FAULTS = {
+    "band violated at one step": (_set("train/grad_norm", 7, 7.2), {("train/grad_norm", 0): "fail"}, 7),
+    "non-zero at step 0": (_set("train/ppo_kl", 0, 0.02), {("train/ppo_kl", 0): "fail"}, None),
+    "a NaN": (_set("rollout/raw_reward", 4, math.nan), {("rollout/raw_reward", 0): "error"}, 4),
+    "a missing metric": (_drop("train/pg_clipfrac"), {("train/pg_clipfrac", 0): "error"}, None),
+    "a missing step for a presence": (_drop("perf/step_time", 5), {("perf/step_time", 0): "fail"}, 5),
+    "a median outside tolerance": (_scale("rollout/response_lengths", 1.5), {("rollout/response_lengths", 0): "fail"}, None),
+    "a window violated at step 1": (_set("train/grad_norm", 1, 2.5), {("train/grad_norm", 1): "fail"}, 1),
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = write_project(tmp_path_factory.mktemp("judge") / "p", CATALOG, {"judged": PROFILE})
+    (root / "mkdocs.yml").write_text("site_name: M\nsite_url: https://manual.example/\n", "utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def profile(project: Path) -> ProfileExport:
+    manual = load_manual(project)
+    return export_document(manual, manual.profile("judged"), site_url(project))
+
+
+def verdicts(j: Judgement) -> dict[tuple[str, int], str]:
+    return {(r.metric, r.expectation): r.verdict for r in j.results}
+
+
+def bad(j: Judgement) -> dict[tuple[str, int], str]:
+    return {k: v for k, v in verdicts(j).items() if v != "pass"}
+
+
+def judged(form: str, run: run_forms.Series, tmp: Path, profile: ProfileExport, **kw) -> Judgement:
+    if form == "tensorboard":
+        pytest.importorskip("tensorboard", reason="pip install 'metrics-manual[tensorboard]'")
+    run_forms.write(form, run, tmp / form)
+    read = read_run([tmp / form], {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"})
+    assert read.formats == [form]
+    return judge(profile, read, **kw)
+
+
+@pytest.mark.parametrize("form", run_forms.FORMS)
+def test_a_clean_run_passes_in_every_form(form: str, tmp_path: Path, profile: ProfileExport) -> None:
+    j = judged(form, clean_run(), tmp_path, profile)
+    assert bad(j) == {}
+    assert len(j.results) == 8 and j.exit_code == 0 and j.problems == []
+    assert [n.metric for n in j.not_judged] == ["train/entropy_loss"]
+    assert j.summary.not_judged == 1 and j.summary.passed == 8
+
+
+@pytest.mark.parametrize("form", run_forms.FORMS)
+@pytest.mark.parametrize("fault", FAULTS)
+def test_each_planted_fault_gives_exactly_its_verdict(fault: str, form: str, tmp_path: Path, profile: ProfileExport) -> None:
+    plant, expected, step = FAULTS[fault]
+    run = clean_run()
+    plant(run)
+    j = judged(form, run, tmp_path, profile)
+    assert bad(j) == expected
+    assert j.exit_code == 1
+    if step is not None:
+        (metric, i), = expected
+        result = next(r for r in j.results if (r.metric, r.expectation) == (metric, i))
+        assert [p.step for p in result.failing_steps] == [step]
+        # Excluding the faulty step turns that fail into a pass.
+        assert bad(judge(profile, read_run([tmp_path / form], {"train": "train/step", "rollout": "rollout/step",
+                                                                 "perf": "rollout/step"}), exclude_steps=[step])) == {}
+
+
+def test_the_same_run_gives_the_same_verdicts_in_all_five_forms(tmp_path: Path, profile: ProfileExport) -> None:
+    pytest.importorskip("tensorboard")
+    run = clean_run()
+    for plant, _, _ in FAULTS.values():
+        if plant.__qualname__.startswith("_set"):
+            plant(run)
+    seen = {form: (verdicts(j := judged(form, run, tmp_path, profile)), [(r.metric, [p.step for p in r.failing_steps]) for r in j.results])
+            for form in run_forms.FORMS}
+    assert len({json.dumps(sorted(v[0].items())) + json.dumps(v[1]) for v in seen.values()}) == 1, seen
+    assert set(seen["events"][0].values()) == {"pass", "fail", "error"}
+
+
+def test_a_failing_band_reports_each_step_and_value(tmp_path: Path, profile: ProfileExport) -> None:
+    run = clean_run()
+    run["train/grad_norm"][3] = 6.5
+    run["train/grad_norm"][8] = 0.05
+    j = judged("events", run, tmp_path, profile)
+    r = next(r for r in j.results if r.metric == "train/grad_norm" and r.expectation == 0)
+    assert [(p.step, p.value) for p in r.failing_steps] == [(3, 6.5), (8, 0.05)]
+    assert "max 6.5 at step 3" in r.reason and "2 of 10 steps" in r.reason
+    assert r.expected == "0.1 to 5" and r.observed.max == 6.5 and r.observed.count == 10
+
+
+def test_a_median_states_its_tolerance(tmp_path: Path, profile: ProfileExport) -> None:
+    run = clean_run()
+    run["perf/rollout_time"] = {s: 21.5 for s in STEPS}  # 7.5% off: outside the profile's 5%, inside --rtol 0.1
+    j = judged("events", run, tmp_path, profile, rtol=0.5)
+    by = {(r.metric, r.expectation): r for r in j.results}
+    own, default = by[("perf/rollout_time", 0)], by[("rollout/response_lengths", 0)]
+    assert (own.verdict, own.tolerance, own.tolerance_from) == ("fail", 0.05, "profile")
+    assert "tolerance 5% (from the profile)" in own.reason and "within 5%" in own.expected
+    assert (default.verdict, default.tolerance, default.tolerance_from) == ("pass", 0.5, "rtol")
+    assert "tolerance 50% (--rtol)" in default.reason
+
+
+def test_a_short_run_is_judged_on_the_steps_it_has(tmp_path: Path, profile: ProfileExport) -> None:
+    run = {k: {s: v for s, v in series.items() if s < 6} for k, series in clean_run().items()}
+    j = judged("dashboard", run, tmp_path, profile)
+    r = next(r for r in j.results if r.metric == "rollout/raw_reward")
+    assert (r.verdict, r.steps_judged, r.steps_expected) == ("pass", 6, 10)
+    assert "6 of 10 steps" in r.reason
+    assert j.run.steps["rollout/step"].count == 6
+
+
+def test_the_last_attempt_wins_in_the_event_log(tmp_path: Path, profile: ProfileExport) -> None:
+    files = run_forms.write_events(clean_run(), tmp_path / "ev", retry_step=3)
+    # A stale line of the first attempt after the retry's (as when another process's file is read later).
+    stale = {"timestamp": "t", "source": {"component": "actor"}, "type": "metric", "rollout_id": None, "attempt": 0,
+             "metrics": {"train/step": 3, "train/grad_norm": 99.0}}
+    with files[-1].open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(stale) + "\n")
+    read = read_run([tmp_path / "ev"], {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"})
+    assert read.series["train/grad_norm"][3] == pytest.approx(1.9)
+    assert bad(judge(profile, read)) == {}
+
+
+def test_null_in_the_event_log_is_a_non_finite_value(tmp_path: Path, profile: ProfileExport) -> None:
+    run = clean_run()
+    run["train/grad_norm"][2] = math.inf
+    files = run_forms.write_events(run, tmp_path / "ev")
+    assert any(b'"train/grad_norm":null' in f.read_bytes() for f in files)
+    j = judge(profile, read_run(files, {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}))
+    r = next(r for r in j.results if (r.metric, r.expectation) == ("train/grad_norm", 0))
+    assert r.verdict == "error" and [(p.step, p.value) for p in r.failing_steps] == [(2, "NaN")]
+
+
+def _steps() -> dict[str, str]:
+    return {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
+
+
+@pytest.mark.parametrize("form", ["events", "dashboard", "ci-history"])
+def test_a_cut_last_line_is_a_warning(form: str, tmp_path: Path, profile: ProfileExport) -> None:
+    files = run_forms.write(form, clean_run(), tmp_path / form)
+    with files[0].open("a", encoding="utf-8") as fh:
+        fh.write('{"timestamp":"2026-11-30T02:00:00Z","source":{"component":"main"},"type":"metric","metr')
+    j = judge(profile, read_run(files, _steps()))
+    assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
+    assert "cut" in j.problems[0].message and bad(j) == {} and j.exit_code == 0
+
+
+def test_a_cut_last_line_is_a_warning_in_a_csv(tmp_path: Path, profile: ProfileExport) -> None:
+    path, = run_forms.write_wandb_csv(clean_run(), tmp_path)
+    path.write_bytes(path.read_bytes() + b"20,210.0,17960")
+    j = judge(profile, read_run([path], _steps()))
+    assert [p.severity for p in j.problems] == ["warning"] and j.exit_code == 0
+
+
+@pytest.mark.parametrize("form", ["events", "dashboard", "ci-history"])
+def test_a_corrupt_line_is_an_error_with_its_line(form: str, tmp_path: Path, profile: ProfileExport) -> None:
+    files = run_forms.write(form, clean_run(), tmp_path / form)
+    lines = files[0].read_text("utf-8").splitlines(keepends=True)
+    lines.insert(2, '{"type":"metric","metrics": {"train/step": 4,, }\n')
+    files[0].write_text("".join(lines), "utf-8")
+    j = judge(profile, read_run(files, _steps()))
+    assert [(p.path, p.line, p.severity) for p in j.problems] == [(str(files[0]), 3, "error")]
+    assert j.summary.problems == 1 and j.exit_code == 1
+
+
+def test_detection_reads_the_content_and_input_format_overrides_it(tmp_path: Path) -> None:
+    for form in ("events", "dashboard", "ci-history", "wandb-csv"):
+        for f in run_forms.write(form, clean_run(), tmp_path / form):
+            assert detect(f) == form
+            renamed = f.with_name("log.txt")
+            f.rename(renamed)
+            assert detect(renamed) == form
+    odd = tmp_path / "odd.log"
+    run_forms.write_dashboard(clean_run(), tmp_path / "d2")[0].rename(odd)
+    assert read_run([odd], _steps(), "dashboard").formats == ["dashboard"]
+    (tmp_path / "notes.txt").write_text("hello\n", "utf-8")
+    with pytest.raises(RunInputError) as err:
+        read_run([tmp_path / "notes.txt"], _steps())
+    assert str(tmp_path / "notes.txt") + ":1:1: error: not a metrics file" in str(err.value)
+
+
+def test_one_run_spans_several_files_and_folders(tmp_path: Path, profile: ProfileExport) -> None:
+    run = clean_run()
+    rollout = {k: v for k, v in run.items() if not k.startswith("train/")}
+    train = {k: v for k, v in run.items() if k.startswith("train/")}
+    a = run_forms.write_events(rollout, tmp_path / "a")
+    b = run_forms.write_dashboard(train, tmp_path / "b")
+    j = judge(profile, read_run([*a, tmp_path / "b"], _steps()))
+    assert bad(j) == {} and j.run.formats == ["events", "dashboard"] and len(j.results) == 8
+    assert b
+
+
+# --- outputs -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def faulty(tmp_path: Path) -> Path:
+    run = clean_run()
+    run["train/grad_norm"][7] = 7.2
+    run["rollout/raw_reward"][4] = math.nan
+    run_forms.write_events(run, tmp_path / "events")
+    return tmp_path / "events"
+
+
+def test_json_validates_against_its_published_schema(project: Path, faulty: Path) -> None:
+    result = run_cli("judge", "--profile", "judged", str(faulty), "--format", "json", cwd=project)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    schema = json.loads((REPO / "docs/export/verdict.schema.json").read_text("utf-8"))
+    jsonschema.validate(data, schema)
+    assert data["summary"] == {"pass": 6, "fail": 1, "error": 1, "not_judged": 1, "problems": 0}
+    failing = [r for r in data["results"] if r["verdict"] != "pass"]
+    assert [(r["metric"], r["expectation"], r["failing_steps"]) for r in failing] == [
+        ("rollout/raw_reward", 0, [{"step": 4, "value": "NaN"}]), ("train/grad_norm", 0, [{"step": 7, "value": 7.2}])]
+    assert set(data) >= {"schema_version", "profile", "run", "results", "summary"}
+    assert set(data["run"]) >= {"paths", "formats", "steps"}
+    data["results"][0]["verdict"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+
+
+def test_text_names_verdict_phrase_observation_and_link(project: Path, faulty: Path) -> None:
+    result = run_cli("judge", "--profile", "judged", str(faulty), "--exclude-steps", "4", cwd=project)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    fail = next(line for line in lines if line.startswith("FAIL"))
+    assert fail.startswith("FAIL  train/grad_norm: expected 0.1 to 5; max 7.2 at step 7")
+    assert fail.endswith("  https://manual.example/reference/metrics/#m-train-grad_norm")
+    assert "excluded steps: 4" in lines
+    assert any(line.startswith("PASS  train/grad_norm: expected 0.5 to 2 in the first 2 steps, with plain sampling") for line in lines)
+    assert lines[-1] == "7 pass, 1 fail, 0 error, 1 not judged"
+
+
+def test_exit_codes(project: Path, faulty: Path, tmp_path: Path) -> None:
+    clean = tmp_path / "clean"
+    run_forms.write_dashboard(clean_run(), clean)
+    assert run_cli("judge", "--profile", "judged", str(clean), cwd=project).returncode == 0
+    assert run_cli("judge", "--profile", "judged", str(faulty), cwd=project).returncode == 1
+    for args, message in [
+        (["--profile", "nope", str(clean)], "unknown profile 'nope'"),
+        (["--profile", "judged", str(tmp_path / "missing.jsonl")], "missing.jsonl:1:1: error: no such file or folder"),
+        (["--profile", "judged", str(clean), "--exclude-steps", "3,x"], "--exclude-steps: 'x' is not a step"),
+        (["--profile", "judged", str(clean), "--rtol", "0"], "--rtol must be a number above 0"),
+    ]:
+        result = run_cli("judge", *args, cwd=project)
+        assert (result.returncode, result.stdout) == (2, ""), result
+        assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_junit_is_well_formed_junit(project: Path, faulty: Path) -> None:
+    result = run_cli("judge", "--profile", "judged", str(faulty), "--format", "junit", cwd=project)
+    root = ET.fromstring(result.stdout)
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert len(suites) == 1
+    cases = suites[0].findall("testcase")
+    # The common JUnit schema: counts agree with the cases, each case has a name and a classname,
+    # and at most one failure / error / skipped child with a message.
+    assert int(suites[0].get("tests")) == len(cases) == 9
+    assert int(suites[0].get("failures")) == sum(c.find("failure") is not None for c in cases) == 1
+    assert int(suites[0].get("errors")) == sum(c.find("error") is not None for c in cases) == 1
+    for c in cases:
+        assert c.get("name") and c.get("classname")
+        outcomes = [el for el in c if el.tag in ("failure", "error", "skipped")]
+        assert len(outcomes) <= 1 and all(el.get("message") for el in outcomes)
+    failed = next(c for c in cases if c.find("failure") is not None)
+    assert failed.get("classname") == "train/grad_norm" and "step 7" in failed.find("failure").get("message")
+
+
+def test_github_annotations(project: Path, faulty: Path) -> None:
+    result = run_cli("judge", "--profile", "judged", str(faulty), "--format", "github", cwd=project)
+    lines = result.stdout.splitlines()
+    assert [line.split("::")[1] for line in lines] == ["error title=rollout/raw_reward error", "error title=train/grad_norm fail",
+                                                       "notice title=metrics-manual judge"]
+
+
+def test_text_from_the_source_stays_inert_in_junit(tmp_path: Path) -> None:
+    profile = PROFILE.replace("condition: with plain sampling", 'condition: "</failure><x a=\\"&amp;\\"> ]]>"')
+    project = write_project(tmp_path / "p", CATALOG, {"judged": profile})
+    run_forms.write_events(clean_run(), tmp_path / "ev")
+    out = run_cli("judge", "--profile", "judged", str(tmp_path / "ev"), "--format", "junit", cwd=project).stdout
+    names = [c.get("name") for c in ET.fromstring(out).iter("testcase")]
+    assert any('</failure><x a="&amp;"> ]]>' in n for n in names)
+
+
+def test_tensorboard_without_the_extra_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_tensorboard(name: str, *args, **kw):
+        if name.startswith("tensorboard"):
+            raise ImportError(name)
+        return real(name, *args, **kw)
+
+    (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\0" * 32)
+    monkeypatch.setattr(builtins, "__import__", no_tensorboard)
+    from metrics_manual.runs.tensorboard import MissingExtra
+
+    with pytest.raises(MissingExtra, match=r"pip install 'metrics-manual\[tensorboard\]'"):
+        read_run([tmp_path], _steps())
+
+
+def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: Path) -> None:
+    from metrics_manual import api
+
+    assert run_cli("export", "--profile", "judged", "-o", str(tmp_path / "judged.json"), cwd=project).returncode == 0
+    profile = api.load_profile(tmp_path / "judged.json")
+    run = clean_run()
+    run["train/ppo_kl"][0] = 0.5
+    run_forms.write_ci_history(run, tmp_path / "ci")
+    verdict = api.judge(profile, api.read_run([tmp_path / "ci"], _steps()), exclude_steps=[9])
+    assert isinstance(verdict, api.Judgement)
+    assert bad(verdict) == {("train/ppo_kl", 0): "fail"} and verdict.run.excluded_steps == [9]
+
+
+def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Path, profile: ProfileExport) -> None:
+    from metrics_manual.judge import judged_keys
+
+    run = clean_run()
+    run["rollout/not_in_catalog"] = {s: 1.0 for s in STEPS}
+    for form in ("events", "dashboard", "wandb-csv"):
+        run_forms.write(form, run, tmp_path / form)
+        read = read_run([tmp_path / form], _steps(), keys=judged_keys(profile))
+        assert "train/entropy_loss" not in read.series and "train/entropy_loss" in read.unread
+        j = judge(profile, read)
+        assert bad(j) == {}
+        assert {n.metric: n.reason for n in j.not_judged} == {
+            "train/entropy_loss": "the profile gives no range (logged by the run)",
+            "rollout/not_in_catalog": "not in the manual's catalog"}, form
+
+
+def test_a_metric_event_whose_type_comes_late_is_still_read(tmp_path: Path, profile: ProfileExport) -> None:
+    files = run_forms.write_events(clean_run(), tmp_path / "ev")
+    late = {"metrics": {"train/step": 3, "train/grad_norm": 9.5, "pad": "x" * 5000}, "attempt": 2, "type": "metric",
+            "timestamp": "2026-11-30T01:00:00Z", "source": {"component": "actor"}}
+    with files[-1].open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(late) + "\n")
+        # A large non-metric event that merely mentions "metric" is skipped.
+        fh.write(json.dumps({"timestamp": "t", "source": {}, "type": "witness", "note": '"metric"', "metrics": {"train/step": 4,
+                                                                                                                  "train/grad_norm": 1e9}}) + "\n")
+    j = judge(profile, read_run(files, _steps()))
+    assert bad(j) == {("train/grad_norm", 0): "fail"}
+    assert [p.step for r in j.results if r.metric == "train/grad_norm" and r.verdict == "fail" for p in r.failing_steps] == [3]
+
+
+def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = run_forms.write_events(clean_run(), tmp_path / "ev")
+    read_run(files, _steps())
+    assert capsys.readouterr() == ("", "")
+    read_run(files, _steps(), progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and "reading the run" in err
+
+
+@pytest.mark.parametrize("form", ["events", "dashboard", "ci-history", "wandb-csv"])
+def test_every_reader_reports_every_byte_to_the_progress_bar(form: str, tmp_path: Path) -> None:
+    from metrics_manual.runs import READERS
+    from metrics_manual.runs.collect import Collector
+
+    done: list[int] = []
+    for f in run_forms.write(form, clean_run(), tmp_path):
+        done.clear()
+        READERS[form](f, str(f), Collector(_steps(), done.append))
+        assert sum(done) == f.stat().st_size and all(n >= 0 for n in done)
+
+
+def test_tensorboard_reads_every_scalar_not_a_sample(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    n = 10_050  # EventAccumulator's default keeps 10,000 per tag
+    run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 + s % 7 for s in range(n)}}, tmp_path / "tb")
+    read = read_run([tmp_path / "tb"], _steps())
+    assert read.formats == ["tensorboard"]
+    assert len(read.series["train/grad_norm"]) == n and read.series["train/grad_norm"][n - 1] == 1.0 + (n - 1) % 7
+
+
+def test_a_corrupt_tensorboard_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    path, = run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 for s in range(5)}}, tmp_path / "tb")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a flipped byte: the record's checksum no longer matches
+    path.write_bytes(bytes(data))
+    read = read_run([path], _steps())
+    assert [(p.path, p.severity) for p in read.problems] == [(str(path), "error")]
+
+
+def test_a_cut_last_tensorboard_record_is_a_warning(tmp_path: Path, profile: ProfileExport) -> None:
+    pytest.importorskip("tensorboard")
+    files = run_forms.write_tensorboard(clean_run(), tmp_path / "tb")
+    files[0].write_bytes(files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02")  # a header, then the writer stopped
+    j = judge(profile, read_run([tmp_path / "tb"], _steps()))
+    assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
+    assert bad(j) == {} and j.exit_code == 0
+
+
+def test_a_folder_without_metrics_files_is_a_warning_and_no_run_at_all_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.json").write_text('{"lr": 1e-6}\n', "utf-8")
+    run_forms.write_dashboard(clean_run(), tmp_path / "dash")
+    read = read_run([tmp_path / "dash", tmp_path / "empty"], _steps())
+    assert [(p.path, p.severity) for p in read.problems] == [(str(tmp_path / "empty"), "warning")]
+    with pytest.raises(RunInputError, match="no metrics file of a known form in this folder"):
+        read_run([tmp_path / "empty"], _steps())

@@ -1,0 +1,44 @@
+"""Which form a file is in, from its name and its first bytes (never the whole file)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+FORMATS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
+_HEAD = 64 * 1024
+_KEY = re.compile(rb'"([A-Za-z_]+)"\s*:')
+_SUFFIXES = {"events": (".jsonl", ".json"), "dashboard": (".jsonl", ".json"), "ci-history": (".jsonl", ".json"),
+             "wandb-csv": (".csv",)}
+
+
+def looks_like(path: Path, form: str) -> bool:
+    """Whether a file in a folder is a candidate for `form` (--input-format names the form)."""
+    if form == "tensorboard":
+        return "tfevents" in path.name
+    return path.suffix in _SUFFIXES[form]
+
+
+def detect(path: Path) -> str | None:
+    """The form of a Miles metrics file, or None if it is none of them (or empty)."""
+    if "tfevents" in path.name:
+        return "tensorboard"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError:
+        return None
+    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
+    if first.startswith(b"{"):
+        keys = set(_KEY.findall(first[:4096]))
+        if {b"metric", b"series"} <= keys:
+            return "ci-history"
+        if {b"step_key", b"metrics"} <= keys:
+            return "dashboard"
+        if b"type" in keys and (b"timestamp" in keys or b"source" in keys):
+            return "events"
+        return None
+    if path.suffix == ".csv" or b"," in first:
+        cells = {c.strip().strip('"') for c in first.decode("utf-8", "replace").split(",")}
+        if any("/" in c for c in cells) and ("_step" in cells or any(c.endswith("/step") for c in cells)):
+            return "wandb-csv"
+    return None
