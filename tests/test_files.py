@@ -93,7 +93,7 @@ def test_build_never_writes_through_a_symlink(tiny: Path, tmp_path: Path) -> Non
 def test_files_get_the_mode_a_plain_open_gives(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p")
     out = tmp_path / "rules.yml"
-    script = (f"import os, sys; os.umask(0o022); sys.argv = ['metrics-manual'] + sys.argv[1:]; "
+    script = ("import os, sys; os.umask(0o022); sys.argv = ['metrics-manual'] + sys.argv[1:]; "
               "from metrics_manual.cli import main; main()")
     for args in (["build", "--root", str(root)],
                  ["export", "--root", str(root), "--profile", "tiny", "--format", "prometheus", "-o", str(out)]):

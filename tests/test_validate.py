@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_CATALOG, TINY_PROFILE, REPO, run_cli, snapshot, write_project
+from conftest import TINY_CATALOG, TINY_PROFILE, REPO, run_cli, write_project
 from metrics_manual.errors import SourceError
 from metrics_manual.load import load_manual
 

@@ -7,11 +7,12 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import ConfigurationError
 from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
-from .errors import Finding, SourceError
-from .export import render_exports, source_schemas
+from .errors import Finding, SourceError, UsageError
+from .export import export_document, render_exports, source_schemas
 from .files import Plan, apply, locked, plan, recover
 from .judge import verdict_schemas
-from .load import Manual, gc_paused, load_manual
+from .load import Manual, did_you_mean, gc_paused, load_manual
+from .model import ProfileExport
 from .render import render_pages
 
 
@@ -50,3 +51,12 @@ def build(root: Path) -> tuple[Manual, Plan]:
         todo = plan(root, files)
         apply(root, todo)
     return manual, todo
+
+
+def exported_profile(root: Path, profile_id: str) -> tuple[Manual, ProfileExport]:
+    """One profile as tools see it (its metrics from the catalog, links under site_url); UsageError if unknown."""
+    manual = load_manual(root)
+    ids = [p.id for p in manual.profiles]
+    if profile_id not in ids:
+        raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
+    return manual, export_document(manual, manual.profile(profile_id), site_url(root))

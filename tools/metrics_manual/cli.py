@@ -14,13 +14,13 @@ import click
 
 from . import check as check_mod
 from .build import build as build_project
-from .build import site_url
+from .build import exported_profile
 from .errors import FORMATS as FINDING_FORMATS
 from .errors import Finding, ManualError, SourceError, UsageError, errors, report
-from .export import FORMATS, export_document, export_text
+from .export import FORMATS, export_text
 from .files import write_file
 from .judge_cli import judge_command
-from .load import did_you_mean, load_manual
+from .load import load_manual
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
 
@@ -148,12 +148,8 @@ def check(root: str | None, fmt: str) -> None:
 def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     """Export one profile as JSON, YAML, CSV or Prometheus alerting rules."""
     try:
-        project = find_root(root)
-        manual = load_manual(project)
-        ids = [p.id for p in manual.profiles]
-        if profile_id not in ids:
-            raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
-        text = export_text(export_document(manual, manual.profile(profile_id), site_url(project)), fmt)
+        _, doc = exported_profile(find_root(root), profile_id)
+        text = export_text(doc, fmt)
         if output == "-":
             click.echo(text, nl=False)
         else:

@@ -8,7 +8,6 @@ import json
 import re
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, TypeAdapter
 
 from .load import Manual

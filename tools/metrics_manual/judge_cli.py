@@ -7,13 +7,11 @@ from pathlib import Path
 
 import click
 
-from .build import site_url
-from .errors import Finding, ManualError, UsageError
+from .build import exported_profile
+from .errors import Finding, ManualError
 from .errors import report as report_findings
-from .export import export_document
 from .files import write_file
 from .judge import DEFAULT_RTOL, judge, judged_keys
-from .load import did_you_mean, load_manual
 from .runs import FORMATS, RunInputError, read_run
 from .verdict_report import OUTPUTS, render
 
@@ -75,11 +73,7 @@ def judge_command(root: str | None, profile_id: str, paths: tuple[Path, ...], fm
 
     try:
         project = find_root(root)
-        manual = load_manual(project)
-        ids = [p.id for p in manual.profiles]
-        if profile_id not in ids:
-            raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
-        profile = export_document(manual, manual.profile(profile_id), site_url(project))
+        manual, profile = exported_profile(project, profile_id)
         run = read_run(list(paths), manual.catalog, input_format, progress, keys=judged_keys(profile))
     except RunInputError as err:
         _fail(err.findings, fmt)

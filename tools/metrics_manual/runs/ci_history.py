@@ -8,35 +8,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .collect import Collector, as_step, lines, number
+from .collect import Collector, as_step, json_records, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
-    with path.open("rb") as fh:
-        for n, line in lines(fh, out.progress):
-            if not line.strip():
+    for n, record in json_records(path, rel, out):
+        key = record.get("metric") if isinstance(record, dict) else None
+        series = record.get("series") if isinstance(record, dict) else None
+        if not isinstance(key, str) or not isinstance(series, list):
+            out.problem(rel, n, "not a CI history line: expected {\"metric\": ..., \"series\": [[step, value], ...]}")
+            continue
+        for i, point in enumerate(series):
+            step = as_step(point[0]) if isinstance(point, list) and len(point) == 2 else None
+            value = number(point[1]) if step is not None else None
+            if step is None or value is None:
+                out.problem(rel, n, f"{key}: point {i} is not [step, value]: {json.dumps(point)[:80]}")
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                if line.endswith(b"\n"):
-                    out.problem(rel, n, f"corrupt line: {exc}", col=getattr(exc, "colno", 1))
-                else:
-                    out.problem(rel, n, "the last line is cut (the run may still be writing this file); it was skipped",
-                                severity="warning")
-                continue
-            key = record.get("metric") if isinstance(record, dict) else None
-            series = record.get("series") if isinstance(record, dict) else None
-            if not isinstance(key, str) or not isinstance(series, list):
-                out.problem(rel, n, "not a CI history line: expected {\"metric\": ..., \"series\": [[step, value], ...]}")
-                continue
-            for i, point in enumerate(series):
-                step = as_step(point[0]) if isinstance(point, list) and len(point) == 2 else None
-                value = number(point[1]) if step is not None else None
-                if step is None or value is None:
-                    out.problem(rel, n, f"{key}: point {i} is not [step, value]: {json.dumps(point)[:80]}")
-                    continue
-                if key in out.step_key_set:
-                    out.put_step(key, step)
-                elif out.step_key(key) is not None or (out.keys is None and key not in out.unread):
-                    out.put(key, step, value)
+            if key in out.step_key_set:
+                out.put_step(key, step)
+            elif out.step_key(key) is not None or (out.keys is None and key not in out.unread):
+                out.put(key, step, value)

@@ -6,7 +6,9 @@ the size of the logs.
 """
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import IO, Any, Callable, Collection, Iterator, Mapping
 
 from ..errors import Finding
@@ -106,3 +108,22 @@ def lines(fh: IO[bytes], progress: Progress | None) -> Iterator[tuple[int, bytes
             progress(pos - done)
             done = pos
     progress(fh.tell() - done)
+
+
+def json_records(path: Path, rel: str, out: Collector) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a JSON-lines file, streamed: a corrupt line is an error with
+    its line, a cut last line (the run may still be writing) a warning; both are skipped."""
+    with path.open("rb") as fh:
+        for n, line in lines(fh, out.progress):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                if line.endswith(b"\n"):
+                    out.problem(rel, n, f"corrupt line: {exc}", col=getattr(exc, "colno", 1))
+                else:
+                    out.problem(rel, n, "the last line is cut (the run may still be writing this file); it was skipped",
+                                severity="warning")
+                continue
+            yield n, record

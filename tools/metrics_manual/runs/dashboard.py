@@ -6,54 +6,41 @@ with json.dumps, so a non-finite value is the bare token NaN, Infinity or -Infin
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from .collect import Collector, as_step, lines, number
+from .collect import Collector, as_step, json_records, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
     keep, unread, placed = out.keys, out.unread, out.placed
-    with path.open("rb") as fh:
-        for n, line in lines(fh, out.progress):
-            if not line.strip():
+    for n, record in json_records(path, rel, out):
+        metrics = record.get("metrics") if isinstance(record, dict) else None
+        if not isinstance(metrics, dict):
+            out.problem(rel, n, "not a dashboard record: no 'metrics' object")
+            continue
+        own_key, own_step = record.get("step_key"), as_step(record.get("step"))
+        if own_key in out.step_key_set and own_step is not None:
+            out.put_step(own_key, own_step)
+        if keep is not None:
+            # Most keys of a record are not judged: name them at C speed, look only at the kept ones.
+            unread.update(metrics)
+            items = [(k, metrics[k]) for k in keep if k in metrics]
+        else:
+            items = list(metrics.items())
+        for key, value in items:
+            sk = placed[key] if key in placed else out.step_key(key)
+            if sk is None:
+                if key in out.step_key_set and (step := as_step(value)) is not None:
+                    out.put_step(key, step)
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                if line.endswith(b"\n"):
-                    out.problem(rel, n, f"corrupt line: {exc}", col=getattr(exc, "colno", 1))
-                else:
-                    out.problem(rel, n, "the last line is cut (the run may still be writing this file); it was skipped",
+            step = as_step(metrics[sk]) if sk in metrics else own_step if own_key == sk else None
+            if step is None:
+                if key not in missing_step:
+                    missing_step.add(key)
+                    out.problem(rel, n, f"{key} is logged without its step key {sk}; such values were skipped",
                                 severity="warning")
                 continue
-            metrics = record.get("metrics") if isinstance(record, dict) else None
-            if not isinstance(metrics, dict):
-                out.problem(rel, n, "not a dashboard record: no 'metrics' object")
-                continue
-            own_key, own_step = record.get("step_key"), as_step(record.get("step"))
-            if own_key in out.step_key_set and own_step is not None:
-                out.put_step(own_key, own_step)
-            if keep is not None:
-                # Most keys of a record are not judged: name them at C speed, look only at the kept ones.
-                unread.update(metrics)
-                items = [(k, metrics[k]) for k in keep if k in metrics]
-            else:
-                items = list(metrics.items())
-            for key, value in items:
-                sk = placed[key] if key in placed else out.step_key(key)
-                if sk is None:
-                    if key in out.step_key_set and (step := as_step(value)) is not None:
-                        out.put_step(key, step)
-                    continue
-                step = as_step(metrics[sk]) if sk in metrics else own_step if own_key == sk else None
-                if step is None:
-                    if key not in missing_step:
-                        missing_step.add(key)
-                        out.problem(rel, n, f"{key} is logged without its step key {sk}; such values were skipped",
-                                    severity="warning")
-                    continue
-                v = number(value)
-                if v is not None:
-                    out.put(key, step, v)
+            v = number(value)
+            if v is not None:
+                out.put(key, step, v)
