@@ -60,6 +60,7 @@ PROFILE_CASES = [
      f"{P}:18:46: error: unknown note 'tiny-note'; add it under 'notes'; did you mean 'tiny-notes'?"),
     ("line break in text", "title: Tiny runs", 'title: "Tiny\\nruns"',
      f"{P}:2:8: error: title: text must be one line without control characters; fold long text with >-"),
+    ("blank text", "title: Tiny runs", 'title: "   "', f"{P}:2:8: error: title: text must not be blank"),
     ("top-level list", TINY_PROFILE, "- a\n- b\n", f"{P}:1:1: error: the file must hold a YAML mapping at the top"),
     ("empty file", TINY_PROFILE, "", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
     ("only a comment", TINY_PROFILE, "# nothing yet\n", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),

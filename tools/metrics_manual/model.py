@@ -18,6 +18,8 @@ def _one_line(text: str) -> str:
     # characters would break or garble them (PyYAML even mangles U+0085 on output).
     if _CONTROL.search(text):
         raise ValueError("text must be one line without control characters; fold long text with >-")
+    if not text.strip():
+        raise ValueError("text must not be blank")
     return text
 
 

@@ -22,15 +22,23 @@ from .phrase import describe, describe_all, num, unit_name, words
 from .source import byte_position
 
 PAGES = "pages"
-# Characters that Markdown, tables or HTML would read as syntax: shown as entities, so
-# text from ranges/ is always literal and never breaks a table or runs as HTML.
+# Characters that Markdown, tables or HTML would read as syntax anywhere in a line: shown as
+# entities, so text from ranges/ is always literal and never breaks a table or runs as HTML.
 _INERT = {c: f"&#{ord(c)};" for c in "&<>|*_`[]\\{}~^#!$"}
 _INERT_RE = re.compile("[" + re.escape("".join(_INERT)) + "]")
+# What Markdown reads as a block only at the start of a line (a rule or underline `---`, `===`,
+# a list item `- `, `+ `, `1. `): the first character, or the number's dot, becomes an entity,
+# which displays the same and starts no block. (`>`, `#`, `*` and indents are handled above.)
+_LINE_START = "-+="
+_LEADING_NUMBER = re.compile(r"^(\d+)([.)])(?=\s|$)")
 
 
 def inert(text: Any) -> str:
-    """Markdown that displays `text` literally, on one line."""
-    return _INERT_RE.sub(lambda m: _INERT[m.group()], " ".join(str(text).split()))
+    """Markdown that displays `text` literally, on one line, wherever a template puts it."""
+    text = _INERT_RE.sub(lambda m: _INERT[m.group()], " ".join(str(text).split()))
+    if text and text[0] in _LINE_START:
+        return f"&#{ord(text[0])};{text[1:]}"
+    return _LEADING_NUMBER.sub(lambda m: f"{m.group(1)}&#{ord(m.group(2))};", text)
 
 
 def code(text: Any) -> str:

@@ -1,0 +1,298 @@
+"""Text from ranges/ is untrusted: it reaches every page as the text it is, never as markup or script."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import markdown
+import pytest
+import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conftest import REPO
+from metrics_manual.render import inert
+
+
+def site_markdown(source: str) -> str:
+    """Markdown to HTML with the extensions of the site's mkdocs.yml (read, never typed here)."""
+    config = yaml.load((REPO / "mkdocs.yml").read_text("utf-8"), Loader=yaml.BaseLoader)  # BaseLoader: !ENV tags stay text
+    names, configs = [], {}
+    for item in config.get("markdown_extensions", []):
+        name, options = (item, {}) if isinstance(item, str) else next(iter(item.items()))
+        names.append(name)
+        configs[name] = {k: {"true": True, "false": False}.get(v, v) for k, v in (options or {}).items()}
+    return markdown.markdown(source, extensions=names, extension_configs=configs)
+
+
+class _Text(HTMLParser):
+    """The text a reader sees: character data, without the permalink anchors the toc extension adds."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip = 0
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if self.skip or (tag == "a" and "headerlink" in (dict(attrs).get("class") or "")):
+            self.skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skip:
+            self.skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(data)
+
+
+def visible(html_text: str) -> tuple[str, list[str]]:
+    parser = _Text()
+    parser.feed(html_text)
+    parser.close()
+    return " ".join("".join(parser.parts).split()), parser.tags
+
+
+def folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def with_examples(*texts: str):
+    def apply(test):
+        for text in texts:
+            test = example(text=text)(test)
+        return test
+    return apply
+
+
+# Where the templates put a text: alone on a line (after a blank line or right under another
+# line, where `---` or `===` would underline it), in a table cell, a heading, emphasis, a list item, a link.
+PLACES = {
+    "paragraph": ("before\n\n{}\n\nafter", "before {} after", ["p", "p", "p"]),
+    "under a line": ("before\n{}\n\nafter", "before {} after", ["p", "p"]),
+    "heading": ("# {}\n", "{}", ["h1", "a"]),
+    "cell": ("| A | B |\n|---|---|\n| {} | x |\n", "A B {} x",
+             ["table", "thead", "tr", "th", "th", "tbody", "tr", "td", "td"]),
+    "emphasis": ("*{}:* x\n", "{}: x", ["p", "em"]),
+    "list item": ("- **id**: {}\n", "id: {}", ["ul", "li", "strong"]),
+    "sentence start": ("{} and more words\n", "{} and more words", ["p"]),
+    "link text": ("**[{}](x.md)**: y\n", "{}: y", ["p", "strong", "a"]),
+}
+ONE_LINE = st.text(st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\u2028\u2029"), max_size=40)
+MARKDOWN_BITS = st.lists(st.sampled_from(
+    ["---", "***", "___", "- ", "+ ", "* ", "1. ", "2) ", "> ", "# ", "=", "-", "    ", "\t", "&lt;", "&amp;", "&#60;",
+     "<b>", "</p>", "`", "``", "|", "[x](y)", "![i](y)", "\\", "{#id}", "{: .c}", "!!! note", "[TOC]", "<!--", "-->",
+     "  ", "*", "_", "~~", ":", "<http://x>", "&", "#", "==="]), max_size=6).map("".join)
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+@settings(max_examples=150, deadline=None)
+@given(text=st.one_of(ONE_LINE, MARKDOWN_BITS, st.tuples(MARKDOWN_BITS, ONE_LINE).map("".join)))
+@with_examples("---", "- item", "1. one", "1.", "=", "===", "&lt;b&gt;", "+ x", "> q", "# h", "    code", "* * *")
+def test_inert_text_displays_literally_wherever_a_template_puts_it(place: str, text: str) -> None:
+    source, shown, tags = PLACES[place]
+    seen, seen_tags = visible(site_markdown(source.format(inert(text))))
+    assert seen == folded(shown.format(folded(text)))
+    if folded(text):  # no element from the text: no list, rule, quote, code block or heading of its own
+        assert seen_tags == tags, seen_tags
+
+
+# --- stored XSS: every text field of the source, through the whole site -------------------------
+
+def payload(label: str) -> str:
+    """Text that runs script if any output takes it as HTML, and that a reader must see as written."""
+    return (f"{label} <img src=x onerror=\"window.__xss='{label}'\"></title><svg onload=\"window.__xss='{label}'\">"
+            f" &lt;b&gt; | *x* `y` [z](w) x")
+
+
+RAW = re.compile(r"<img src=x|<svg onload|</title><svg")
+
+
+def _models(root: type) -> list[type]:
+    """The model classes reachable from `root` through its fields."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    seen: list[type] = []
+    todo = [root]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.append(cls)
+        for field in cls.model_fields.values():
+            stack = [field.annotation]
+            while stack:
+                t = stack.pop()
+                if isinstance(t, type) and issubclass(t, BaseModel):
+                    todo.append(t)
+                stack.extend(get_args(t))
+    return seen
+
+
+def text_fields(root: type) -> set[str]:
+    """Names of the free-text fields (`Text` in model.py) of `root` and what it holds."""
+    return {name for cls in _models(root) for name, field in cls.model_fields.items()
+            if "_one_line" in repr(field.annotation) + repr(field.metadata)}
+
+
+def poisoned_sources() -> tuple[str, str, set[str]]:
+    """The tiny catalog and profile with every optional text field filled, and a payload in each text
+    value the model accepts as text; returns the YAML texts and the field names that got one."""
+    from conftest import TINY_CATALOG, TINY_PROFILE
+    from metrics_manual.model import Catalog, Profile
+
+    catalog, profile = yaml.safe_load(TINY_CATALOG), yaml.safe_load(TINY_PROFILE)
+    catalog["code"]["date"] = "today"
+    metric = catalog["sections"][1]["metrics"][0]
+    metric.update(unit="u", origin={"path": "p.py", "symbol": "f", "computed": "c", "logged": "l"})
+    profile["sources"]["log"] = {"kind": "log", "path": "x.log"}
+    profile["sources"]["code"]["note"] = "n"
+    profile["expectations"]["train/grad_norm"][0]["condition"] = "c"
+    hit: set[str] = set()
+    count = 0
+
+    def poison(doc: dict, model: type) -> None:
+        nonlocal count
+        stack: list[tuple[Any, Any, str]] = [(doc, k, str(k)) for k in doc]
+        while stack:
+            parent, key, name = stack.pop()
+            value = parent[key]
+            if isinstance(value, dict):
+                stack += [(value, k, str(k)) for k in value]
+            elif isinstance(value, list):
+                stack += [(value, i, name) for i in range(len(value))]
+            elif isinstance(value, str):
+                count += 1
+                parent[key] = payload(f"T{count:02d}")
+                try:
+                    model.model_validate(doc)
+                    hit.add(name)
+                except ValueError:  # a key, id, commit, url ...: not free text
+                    parent[key] = value
+
+    poison(catalog, Catalog)
+    poison(profile, Profile)
+    dump = lambda d: yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=10_000)  # noqa: E731
+    return dump(catalog), dump(profile), hit
+
+
+def test_the_fixture_poisons_every_text_field_of_the_model() -> None:
+    from metrics_manual.model import Catalog, Profile
+
+    *_, hit = poisoned_sources()
+    assert text_fields(Catalog) | text_fields(Profile) <= hit
+
+
+@pytest.fixture(scope="module")
+def poisoned_site(tmp_path_factory: pytest.TempPathFactory):
+    import shutil
+
+    from conftest import write_project
+    from test_site import mkdocs_build
+
+    catalog, profile, _ = poisoned_sources()
+    root = write_project(tmp_path_factory.mktemp("xss") / "manual", catalog, {"evil": profile})
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    for page in (REPO / "docs").glob("*.md"):  # the hand-written pages, with their facts
+        shutil.copy(page, root / "docs" / page.name)
+    shutil.copytree(REPO / "docs" / "stylesheets", root / "docs" / "stylesheets")
+    # A hand-written page titled by its first heading, filled from the source.
+    (root / "docs" / "titled.md").write_text("---\nfacts: true\n---\n# {{ catalog.title|md }}\n\nText.\n", "utf-8")
+    result = mkdocs_build(root, root / "site")
+    assert result.returncode == 0, result.stderr
+    return root / "site"
+
+
+def test_no_output_of_the_site_holds_a_raw_tag_from_the_source(poisoned_site) -> None:
+    # Pages, 404, sitemap, search index (Material shows its titles and texts as HTML) ...; not the theme's
+    # assets, nor the exports, which are data for tools and carry the text as it is.
+    files = [p for p in sorted(poisoned_site.rglob("*")) if p.is_file() and p.suffix != ".gz"
+             and p.relative_to(poisoned_site).parts[0] not in ("assets", "export")]
+    assert len([p for p in files if p.suffix == ".html"]) > 5 and poisoned_site / "search/search_index.json" in files
+    offenders = [f"{p.relative_to(poisoned_site)}: {m.group()}" for p in files for m in RAW.finditer(p.read_text("utf-8"))]
+    assert offenders == []
+    # The exports are data for tools (JSON, YAML, CSV, rules): they carry the text as it is, and no page embeds them.
+    exported = {p.suffix for p in (poisoned_site / "export").iterdir()}
+    assert exported <= {".json", ".yaml", ".yml", ".csv"}
+    title = yaml.safe_load(poisoned_sources()[0])["title"].split()[0]
+    assert f"<title>{title} &lt;img" in (poisoned_site / "reference/metrics/index.html").read_text("utf-8")
+
+
+# --- the same, as a reader's browser runs it ---------------------------------------------------
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def served(poisoned_site):
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(poisoned_site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def chromium_page(served):
+    from conftest import require_tool
+
+    chromium = require_tool("/usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context()
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(served) else r.abort())
+        yield context.new_page()
+        browser.close()
+
+
+@pytest.mark.browser
+def test_no_payload_runs_in_chromium_and_each_reads_as_text(poisoned_site, served, chromium_page) -> None:
+    page = chromium_page
+    shown = ""
+    for file in sorted(poisoned_site.rglob("index.html")):
+        url = f"{served}/{file.parent.relative_to(poisoned_site).as_posix()}/".replace("//", "/").replace(":/", "://")
+        page.goto(url, wait_until="networkidle")
+        assert page.evaluate("window.__xss") is None, url
+        shown += " " + page.locator("body").inner_text()
+    shown = folded(shown)
+    catalog, profile, _ = poisoned_sources()
+    labels = sorted(set(re.findall(r"T\d\d(?= <img)", catalog + profile)))
+    assert labels
+    assert [label for label in labels if folded(payload(label)) not in shown] == []  # each shows as written
+
+
+@pytest.mark.browser
+def test_searching_for_a_payload_runs_nothing(served, chromium_page) -> None:
+    page = chromium_page
+    label = yaml.safe_load(poisoned_sources()[1])["title"].split()[0]
+    page.goto(f"{served}/", wait_until="networkidle")
+    search = page.locator("input.md-search__input")
+    search.click()
+    page.keyboard.type(payload(label))  # the whole payload, as typed: the query shows, nothing runs
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__xss") is None
+    search.fill("")
+    page.keyboard.type(f"{label} img onerror")  # words of the payload: results show titles and texts
+    page.locator(".md-search-result__item").first.wait_for(timeout=15000)
+    results = folded(page.locator(".md-search-result").inner_text())
+    assert folded(payload(label)) in results
+    assert page.evaluate("window.__xss") is None
+    page.locator(".md-search-result__item a").first.click()  # search.highlight marks the words on the page
+    page.wait_for_load_state("networkidle")
+    assert "h=" in page.url
+    assert page.evaluate("window.__xss") is None
