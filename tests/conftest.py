@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 TINY_CATALOG = """\

@@ -1,21 +1,39 @@
-"""What a reader sees, in Debian's headless Chromium driven by Playwright."""
+"""What a reader sees, in Debian's headless Chromium driven by Playwright.
+
+Two sites: the real manual (checked for validity only: whatever its keys and ranges are)
+and a fixture with two profiles. Desktop is 1400 px wide, a phone 390 x 844.
+"""
 from __future__ import annotations
 
 import functools
+import html
 import http.server
+import re
+import shutil
 import threading
+import urllib.parse
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
-from metrics_manual.phrase import describe_all, plain
-from metrics_manual.load import load_manual
+from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo, require_tool
+from metrics_manual.load import Manual, load_manual
+from metrics_manual.phrase import describe, plain
 from test_site import mkdocs_build
 
 pytestmark = pytest.mark.browser
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+DESKTOP = {"width": 1400, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+# The fixture: the tiny catalog with a code origin, and two profiles that range the same metric differently.
+TWO_CATALOG = TINY_CATALOG.replace("        meaning: the gradient norm\n", "        meaning: the gradient norm\n"
+                                   "        origin: {path: pkg/backends/training_utils/model_utils.py, computed: the L2 norm, logged: every step}\n")
+BIG_PROFILE = (TINY_PROFILE.replace("id: tiny", "id: big").replace("title: Tiny runs", "title: Big runs")
+               .replace("min: 0.25, max: 4.5", "min: 0.125, max: 7.5").replace("tiny-notes", "big-notes")
+               .replace("{kind: median, value: 400, steps: 10", "{kind: median, value: 800, steps: 10"))
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -23,19 +41,38 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory):
-    from conftest import copy_repo
+def _fixture_tree(root: Path) -> Path:
+    """The repository's site (mkdocs.yml, hand pages, templates) over the two-profile source."""
+    copy_repo(root)
+    shutil.rmtree(root / "ranges/profiles")
+    (root / "ranges/profiles").mkdir()
+    (root / "ranges/catalog.yaml").write_text(TWO_CATALOG, "utf-8")
+    (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
+    (root / "ranges/profiles/big.yaml").write_text(BIG_PROFILE, "utf-8")
+    for generated in ("docs/reference", "docs/profiles", "docs/export"):
+        shutil.rmtree(root / generated)
+    (root / "docs/.generated.json").unlink()
+    return root
 
-    root = copy_repo(tmp_path_factory.mktemp("b") / "manual")
+
+@pytest.fixture(scope="module", params=["real", "two-profiles"])
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """(project root, base URL, site folder) of a built and served site."""
+    base_dir = tmp_path_factory.mktemp("b") / "manual"
+    root = copy_repo(base_dir) if request.param == "real" else _fixture_tree(base_dir)
     out = root / "site"
     result = mkdocs_build(root, out)
     assert result.returncode == 0, result.stderr
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    yield root, f"http://127.0.0.1:{server.server_address[1]}", out
     server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def manual(site) -> Manual:
+    return load_manual(site[0])
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +88,8 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, site):
-    _, base = site
-    context = browser.new_context()
+def _open(browser, base: str, **options):
+    context = browser.new_context(**options)
     page = context.new_page()
     page.requests, page.problems = [], []
     page.on("request", lambda r: page.requests.append(r.url))
@@ -62,56 +97,363 @@ def page(browser, site):
     page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
     # Anything not on localhost is recorded above and refused here, so the test never waits on it.
     context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
-    yield page
+    return context, page
+
+
+def _close(context, page, base: str) -> None:
     outside = [u for u in page.requests if not u.startswith(base) and not u.startswith("data:")]
     assert outside == [], f"requests left localhost: {outside}"
     assert page.problems == []
     context.close()
 
 
-def test_metrics_page_shows_every_metric_with_its_range(page, site) -> None:
-    root, base = site
-    manual = load_manual(root)
+@pytest.fixture
+def page(browser, site):
+    _, base, _ = site
+    context, page = _open(browser, base, viewport=DESKTOP)
+    yield page
+    _close(context, page, base)
+
+
+@pytest.fixture
+def phone(browser, site):
+    _, base, _ = site
+    context, page = _open(browser, base, viewport=PHONE)
+    yield page
+    _close(context, page, base)
+
+
+def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
+    """(range phrase, profile title) of every line a metric's entry shows."""
+    metric = manual.metrics[key]
+    out = []
+    for p in manual.profiles:
+        exps = p.expectations.get(key, [])
+        out += [(describe(e, metric.unit), plain(p.title)) for e in exps] or [("no range", plain(p.title))]
+    return out
+
+
+# --- one entry per metric ----------------------------------------------------------------
+
+
+def test_every_metric_has_an_entry_with_its_meaning_and_ranges(page, site, manual) -> None:
+    _, base, _ = site
     page.goto(f"{base}/reference/metrics/")
-    profile = manual.profiles[0]
     for key, metric in manual.metrics.items():
-        row = page.locator(f"tr:has(#{metric.anchor})")
-        assert row.count() == 1, key
-        cells = row.locator("td").all_inner_texts()
-        assert cells[0].startswith(metric.label if metric.members else key)
-        assert cells[1] == metric.meaning
-        expected = describe_all(profile.expectations.get(key, []), metric.unit, plain)
-        assert cells[3] == expected, key
-        assert row.is_visible()
+        heading = page.locator(f"h3#{metric.anchor}")
+        assert heading.count() == 1, key
+        assert heading.inner_text().startswith(key)
+        # The key is a permalink to its own entry.
+        assert heading.locator("a").first.get_attribute("href") == f"#{metric.anchor}"
+        body = page.locator(f"h3#{metric.anchor} + .mm-entry")
+        assert plain(metric.meaning) in body.locator(".mm-meaning").inner_text()
+        shown = [(li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
+                 for li in body.locator("li:has(.mm-range)").all()]
+        assert shown == lines(manual, key), key
 
 
-def test_search_finds_grad_norm(page, site) -> None:
-    _, base = site
+def _first_result(page, query: str) -> tuple[str, str]:
+    """Type a query into the site's search, as a reader does: (href, text) of the first result's entry."""
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.fill("")
+    page.keyboard.type(query)  # search listens to key events
+    page.wait_for_function(
+        # Results link with ?h= and the query's terms, split as the search splits them.
+        """q => [...document.querySelectorAll('a.md-search-result__link')]
+                 .some(a => new URL(a.href).searchParams.get('h') === q.split(/[\\s\\-\\/]+/).join(' '))""",
+        arg=query, timeout=15000)
+    first = page.locator(".md-search-result__item").first.locator("a.md-search-result__link[href*='#']").first
+    return first.get_attribute("href") or "", first.inner_text()
+
+
+def queries(manual: Manual) -> list[tuple[str, str]]:
+    """(what a reader types, the metric whose entry must come first): every key, and the last segment of a plain key."""
+    out = []
+    for key, metric in manual.metrics.items():
+        if metric.members:
+            out += [(member, key) for member in metric.members]
+        else:
+            out += [(key, key), (key.rsplit("/", 1)[1], key)]
+    return out
+
+
+def test_search_lands_on_the_metric_and_shows_only_its_ranges(page, site, manual) -> None:
+    _, base, _ = site
     page.goto(f"{base}/")
-    page.locator("input.md-search__input").click()
-    page.keyboard.type("grad_norm")  # typed, as a reader does: search listens to key events
-    result = page.locator(".md-search-result__item").first
-    result.wait_for(timeout=15000)
-    assert "grad_norm" in page.locator(".md-search-result").inner_text()
+    for query, key in queries(manual):
+        href, text = _first_result(page, query)
+        assert href.endswith(f"#{manual.metrics[key].anchor}"), f"{query!r} lands on {href}"
+        text = " ".join(text.split())
+        own = lines(manual, key)
+        for phrase, title in own:
+            assert phrase in text and title in text, f"{query!r}: {phrase!r} of {title!r} not in {text!r}"
+        mine = {phrase for phrase, _ in own}
+        for other in manual.metrics:
+            for phrase, _ in lines(manual, other):
+                if other != key and phrase not in mine and phrase != "no range":
+                    assert phrase not in text, f"{query!r} shows {other}'s {phrase!r}"
 
 
-def test_lab_notes_link_lands_on_its_section(page, site) -> None:
-    _, base = site
+# --- phone and desktop --------------------------------------------------------------------
+
+_BEYOND = """() => {
+  const width = document.documentElement.clientWidth;
+  const out = [];
+  if (document.documentElement.scrollWidth > width) out.push('page scrolls sideways: ' + document.documentElement.scrollWidth);
+  for (const el of document.querySelectorAll('.md-content *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
+    const what = el.tagName.toLowerCase() + '.' + el.className + ' ' + JSON.stringify((el.textContent || '').slice(0, 40));
+    if (r.right > width + 0.5 || r.left < -0.5) out.push(what + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right));
+    const s = getComputedStyle(el);
+    if (['auto', 'scroll', 'hidden'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1)
+      out.push(what + ' hides ' + (el.scrollWidth - el.clientWidth) + ' px in a scroll box');
+  }
+  return out;
+}"""
+
+
+def pages_a_reader_reads(manual: Manual) -> list[str]:
+    return ["reference/metrics/", "profiles/", *[f"profiles/{p.id}/" for p in manual.profiles], ""]
+
+
+def test_nothing_lies_beyond_the_right_edge_of_a_phone(phone, site, manual) -> None:
+    _, base, _ = site
+    for path in pages_a_reader_reads(manual):
+        phone.goto(f"{base}/{path}")
+        assert phone.evaluate(_BEYOND) == [], path
+
+
+def test_desktop_tables_and_code_are_not_cut(page, site) -> None:
+    _, base, out = site
+    for file in sorted(out.rglob("index.html")):
+        path = file.parent.relative_to(out).as_posix() + "/" if file.parent != out else ""
+        page.goto(f"{base}/{path}")
+        assert page.evaluate(_BEYOND) == [], path
+    page.goto(f"{base}/maintaining/")
+    assert "\\|" not in page.locator(".md-content").inner_text()
+
+
+def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) -> None:
+    _, base, _ = site
+    for viewport in (DESKTOP, PHONE):
+        context, page = _open(browser, base, viewport=viewport)
+        header = None
+        for metric in manual.metrics.values():
+            page.goto(f"{base}/reference/metrics/#{metric.anchor}")
+            page.wait_for_function("id => location.hash === '#' + id", arg=metric.anchor)
+            header = header or page.locator(".md-header").bounding_box()
+            heading = page.locator(f"h3#{metric.anchor}").bounding_box()
+            last = page.locator(f"h3#{metric.anchor} + .mm-entry li:has(.mm-range)").last.bounding_box()
+            meaning = page.locator(f"h3#{metric.anchor} + .mm-entry .mm-meaning").bounding_box()
+            assert header and heading and last and meaning
+            # Below the fixed header, and the meaning and every range line on screen.
+            assert heading["y"] >= header["y"] + header["height"] - 1, (metric.key, viewport)
+            assert meaning["y"] + meaning["height"] <= viewport["height"], (metric.key, viewport)
+            assert last["y"] + last["height"] <= viewport["height"], (metric.key, viewport)
+            background = page.locator(f"h3#{metric.anchor} + .mm-entry").evaluate("e => getComputedStyle(e).backgroundColor")
+            assert background not in ("rgba(0, 0, 0, 0)", "transparent"), "the target is not highlighted"
+            other = next(m for m in manual.metrics.values() if m is not metric)
+            plain_bg = page.locator(f"h3#{other.anchor} + .mm-entry").evaluate("e => getComputedStyle(e).backgroundColor")
+            assert plain_bg in ("rgba(0, 0, 0, 0)", "transparent")
+        _close(context, page, base)
+
+
+# --- schemes, navigation, links ------------------------------------------------------------
+
+_LUMINANCE = """() => {
+  const [r, g, b] = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+}"""
+
+
+def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -> None:
+    _, base, _ = site
+    for scheme, dark in (("dark", True), ("light", False)):
+        context, page = _open(browser, base, viewport=DESKTOP, color_scheme=scheme)
+        page.goto(f"{base}/reference/metrics/")
+        assert (page.evaluate(_LUMINANCE) < 0.3) == dark, scheme
+        page.locator("form[data-md-component=palette] label:visible").first.click()
+        page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') === '{'default' if dark else 'slate'}'")
+        assert (page.evaluate(_LUMINANCE) < 0.3) != dark, f"the toggle did not switch from {scheme}"
+        _close(context, page, base)
+
+
+def test_metrics_come_first_and_home_lists_every_key(page, site, manual) -> None:
+    _, base, _ = site
+    page.goto(f"{base}/")
+    first = page.locator("nav.md-nav--primary > ul > li a").first
+    assert first.get_attribute("href").rstrip("/").endswith("reference/metrics")
+    for metric in manual.metrics.values():
+        link = page.locator(f".md-content a[href$='#{metric.anchor}']")
+        assert link.count() >= 1, metric.key
+    for p in manual.profiles:
+        page.goto(f"{base}/profiles/{p.id}/")
+        for metric in manual.metrics.values():
+            assert page.locator(f".md-content a[href$='reference/metrics/#{metric.anchor}']").count() == 1, (p.id, metric.key)
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"] or "")
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"] or "")
+
+
+def test_every_link_resolves(site) -> None:
+    _, _, out = site
+    parsed: dict[Path, _Anchors] = {}
+    for file in sorted(out.rglob("*.html")):
+        parser = _Anchors()
+        parser.feed(file.read_text("utf-8"))
+        parsed[file] = parser
+    broken = []
+    for file, parser in parsed.items():
+        for href in parser.links:
+            url = urllib.parse.urlsplit(html.unescape(href))
+            if url.scheme or url.netloc or href.startswith("mailto:"):
+                continue
+            path = urllib.parse.unquote(url.path)
+            # 404.html links from the site's root (site_url's path is "/").
+            target = (out / path.lstrip("/") if path.startswith("/") else (file.parent / path).resolve()) if path else file
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{file.relative_to(out)}: {href}")
+            elif url.fragment and target.suffix == ".html" and url.fragment not in parsed[target].ids:
+                broken.append(f"{file.relative_to(out)}: {href} (no such anchor)")
+    assert broken == []
+
+
+def test_profile_page_links_downloads_that_exist(page, site, manual) -> None:
+    _, base, _ = site
+    for p in manual.profiles:
+        page.goto(f"{base}/profiles/{p.id}/")
+        links = page.locator(".md-content a[href*='export/']").evaluate_all("els => els.map(e => e.href)")
+        assert len(links) == 5
+        for href in links:
+            response = page.request.get(href)
+            assert response.status == 200, href
+
+
+def test_a_note_link_lands_on_its_section(page, site, manual) -> None:
+    _, base, _ = site
+    notes = [n for p in manual.profiles for n in p.notes]
+    if not notes:
+        pytest.skip("no profile has notes")
+    note = notes[0]
     page.goto(f"{base}/reference/metrics/")
-    page.locator(".md-content a[href='#s-ref-lab-notes']").first.click()
-    page.wait_for_function("location.hash === '#s-ref-lab-notes'")
-    heading = page.locator("#s-ref-lab-notes")
-    assert heading.inner_text().startswith("Lab notes")
+    page.locator(f".md-content a[href='#{note.anchor}']").first.click()
+    page.wait_for_function(f"location.hash === '#{note.anchor}'")
+    heading = page.locator(f"#{note.anchor}")
+    assert heading.inner_text().startswith(plain(note.title))
     box = heading.bounding_box()
     assert box is not None and 0 <= box["y"] < page.viewport_size["height"] / 2
-    page.screenshot(path=str(Path(site[0]) / "lab-notes.png"))
 
 
-def test_profile_page_links_downloads_that_exist(page, site) -> None:
-    _, base = site
-    page.goto(f"{base}/profiles/lab-gb10/")
-    links = page.locator(".md-content a[href*='export/']").evaluate_all("els => els.map(e => e.href)")
-    assert len(links) == 5
-    for href in links:
-        response = page.request.get(href)
-        assert response.status == 200, href
+def test_code_paths_link_to_the_catalog_commit(page, site, manual) -> None:
+    _, base, _ = site
+    code = manual.catalog.code
+    page.goto(f"{base}/reference/metrics/")
+    for metric in manual.metrics.values():
+        link = page.locator(f"h3#{metric.anchor} + .mm-entry a.mm-path")
+        if metric.origin is None or not code.url:
+            assert link.count() == 0
+            continue
+        assert link.get_attribute("href") == f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(metric.origin.path, safe='/')}"
+        assert link.inner_text() == metric.origin.path
+
+
+# --- drawings ------------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def _numbers(text: str, titles: list[str]) -> list[str]:
+    for title in titles:  # a profile title may hold digits of its own (GB10)
+        text = text.replace(title, " ")
+    return sorted(_NUMBER.findall(text))
+
+
+def test_each_drawing_says_what_the_text_beside_it_says(page, site, manual) -> None:
+    _, base, _ = site
+    page.goto(f"{base}/reference/metrics/")
+    titles = sorted({plain(p.title) for p in manual.profiles}, key=len, reverse=True)
+    drawn = 0
+    for key, metric in manual.metrics.items():
+        entry = page.locator(f"h3#{metric.anchor} + .mm-entry")
+        svg = entry.locator("svg.mm-ranges")
+        # A drawing places numbers on an axis: presence alone has none.
+        ranged = any(e.kind != "presence" for p in manual.profiles for e in p.expectations.get(key, []))
+        assert svg.count() == (1 if ranged else 0), key
+        if not ranged:
+            continue
+        drawn += 1
+        said = svg.evaluate("s => s.querySelector(':scope > title').textContent")
+        assert svg.get_attribute("aria-label") == said
+        beside = [(li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
+                  for li in entry.locator("li:has(.mm-range)").all()]
+        ranged_lines = [(r, t) for r, t in beside if r != "no range"]
+        for text, title in ranged_lines:
+            assert f"{title}: {text}" in said, (key, said)
+        assert _numbers(said, titles) == _numbers(" ".join(r for r, _ in ranged_lines), titles), key
+    assert drawn > 0
+
+
+_GEOMETRY = """svg => {
+  // Screen x of a value, from two ticks as the browser laid them out.
+  const ticks = [...svg.querySelectorAll('g.mm-tick')].map(t => {
+    const r = t.querySelector('line').getBoundingClientRect();
+    return [parseFloat(t.dataset.value), r.left + r.width / 2];
+  });
+  const marks = [...svg.querySelectorAll('g.mm-mark[data-kind=band], g.mm-mark[data-kind=window]')].map(g => {
+    const r = g.querySelector('rect').getBoundingClientRect();
+    return {min: g.dataset.min, max: g.dataset.max, open: g.dataset.open || '', left: r.left, right: r.right};
+  });
+  const points = [...svg.querySelectorAll('g.mm-mark[data-kind=median], g.mm-mark[data-kind=exact]')].map(g => {
+    const r = g.querySelector('path, line').getBoundingClientRect();
+    return {value: parseFloat(g.dataset.value), x: r.left + r.width / 2};
+  });
+  return {ticks, marks, points};
+}"""
+
+
+def test_a_band_is_drawn_from_its_min_to_its_max_on_the_axis(browser, site, manual) -> None:
+    _, base, _ = site
+    for viewport in (DESKTOP, PHONE):
+        context, page = _open(browser, base, viewport=viewport)
+        page.goto(f"{base}/reference/metrics/")
+        bands = 0
+        for svg in page.locator("svg.mm-ranges").all():
+            g = svg.evaluate(_GEOMETRY)
+            ticks = g["ticks"]
+            assert len(ticks) >= 2
+            assert [x for _, x in ticks] == sorted(x for _, x in ticks) and [v for v, _ in ticks] == sorted(v for v, _ in ticks)
+            (v0, x0), (v1, x1) = ticks[0], ticks[-1]
+
+            def at(value: float) -> float:
+                return x0 + (value - v0) * (x1 - x0) / (v1 - v0)
+
+            tolerance = 1.5  # px: stroke width and rounding of coordinates
+            for mark in g["marks"]:
+                bands += 1
+                assert mark["left"] <= mark["right"]
+                if mark["min"] is not None and mark["max"] is not None:
+                    assert float(mark["min"]) <= float(mark["max"])
+                if mark["min"] is not None and mark["open"] != "min":
+                    assert abs(mark["left"] - at(float(mark["min"]))) <= tolerance, mark
+                if mark["max"] is not None and mark["open"] != "max":
+                    assert abs(mark["right"] - at(float(mark["max"]))) <= tolerance, mark
+            for point in g["points"]:
+                assert abs(point["x"] - at(point["value"])) <= tolerance, point
+        if any(getattr(e, "kind", "") == "band" for p in manual.profiles for es in p.expectations.values() for e in es):
+            assert bands > 0
+        _close(context, page, base)

@@ -48,10 +48,10 @@ def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> N
         if metric.key not in captured:
             assert html == ""
             continue
-        assert html.count("<svg") == 1 and html.startswith('\n- <span class="mm-curves"'), metric.key
+        assert html.count("<svg") == 1 and html.startswith('\n\n<div class="mm-curves"'), metric.key
         title = re.search(r"<svg[^>]*><title>([^<]*)</title>", html)
         assert title and html_text.unescape(title.group(1)).startswith(metric.key) and all(name in title.group(1) for name in RUNS)
-        assert html.count("\n") == 1  # one line: Markdown never breaks an inline SVG apart
+        assert "\n" not in html.strip()  # one line: Markdown never breaks an inline SVG apart
 
 
 def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path) -> None:

@@ -188,7 +188,7 @@ def test_rules_leave_out_what_a_gauge_cannot_judge(tiny: Path) -> None:
     assert [r["labels"]["metric"] for r in rules] == ["rollout/raw_reward", "train/grad_norm", "train/pg_clipfrac"]
     assert [line for line in text.splitlines() if line.startswith("# - ")] == [
         "# - rollout/response_lengths: 400 tokens median of 10 steps, with plain sampling (a median over steps: a gauge holds one value)",
-        "# - train/grad_norm: 1 to 3 in the first 2 steps (a window of the first steps: a gauge does not know the step)"]
+        "# - train/grad_norm: 1 to 3 per step in the first 2 steps (a window of the first steps: a gauge does not know the step)"]
     raw = rules[0]
     assert raw["expr"] == "miles_metric_rollout_raw_reward < 0.5 or miles_metric_rollout_raw_reward > 0.9"
     assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
@@ -230,7 +230,7 @@ def test_annotation_text_from_the_source_is_not_a_go_template(tiny: Path) -> Non
     doc = export_document(manual, manual.profile("tiny"), None)
     rules = yaml.safe_load(to_prometheus(doc))["groups"][0]["rules"]
     grad = next(r for r in rules if r["labels"]["metric"] == "train/grad_norm")
-    assert grad["annotations"]["expected"] == '0.25 to 4.5, with {{ "{{" }} $x }}' 
+    assert grad["annotations"]["expected"] == '0.25 to 4.5 per step, with {{ "{{" }} $x }}' 
 
 
 def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
@@ -328,7 +328,7 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> Non
     assert ruled == {k for k in keys if "." not in k}
     for key in keys:
         if "." in key:
-            assert f"# - {key}: 0 to 1 (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
+            assert f"# - {key}: 0 to 1 per step (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
 
 
 def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_a_failing_band_reports_each_step_and_value(tmp_path: Path, profile: Pro
     r = next(r for r in j.results if r.metric == "train/grad_norm" and r.expectation == 0)
     assert [(p.step, p.value) for p in r.failing_steps] == [(3, 6.5), (8, 0.05)]
     assert "max 6.5 at step 3" in r.reason and "2 of 10 steps" in r.reason
-    assert r.expected == "0.1 to 5" and r.observed.max == 6.5 and r.observed.count == 10
+    assert r.expected == "0.1 to 5 per step" and r.observed.max == 6.5 and r.observed.count == 10
 
 
 def test_a_median_states_its_tolerance(tmp_path: Path, profile: ProfileExport) -> None:
@@ -335,10 +335,10 @@ def test_text_names_verdict_phrase_observation_and_link(project: Path, faulty: P
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     fail = next(line for line in lines if line.startswith("FAIL"))
-    assert fail.startswith("FAIL  train/grad_norm: expected 0.1 to 5; max 7.2 at step 7")
+    assert fail.startswith("FAIL  train/grad_norm: expected 0.1 to 5 per step; max 7.2 at step 7")
     assert fail.endswith("  https://manual.example/reference/metrics/#m-train-grad_norm")
     assert "excluded steps: 4" in lines
-    assert any(line.startswith("PASS  train/grad_norm: expected 0.5 to 2 in the first 2 steps, with plain sampling") for line in lines)
+    assert any(line.startswith("PASS  train/grad_norm: expected 0.5 to 2 per step in the first 2 steps, with plain sampling") for line in lines)
     assert lines[-1] == "7 pass, 1 fail, 0 error, 1 not judged"
 
 

@@ -114,9 +114,9 @@ def test_symlink_out_of_the_project_is_not_read(tmp_path: Path) -> None:
 
 def test_symlink_inside_the_project_is_read(tmp_path: Path) -> None:
     root = write_project(tmp_path, profiles={})
-    (root / "shared").mkdir()
-    (root / "shared/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
-    (root / P).symlink_to(root / "shared/tiny.yaml")
+    (root / "elsewhere").mkdir()
+    (root / "elsewhere/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
+    (root / P).symlink_to(root / "elsewhere/tiny.yaml")
     assert [p.id for p in load_manual(root).profiles] == ["tiny"]
 
 

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SHARED, TINY_PROFILE, write_project
+from conftest import TINY_CATALOG, TINY_PROFILE, run_cli, write_project
 from metrics_manual.build import generate
 from metrics_manual.errors import SourceError
 from metrics_manual.phrase import num
-from metrics_manual.render import code, inert, render_pages
+from metrics_manual.model import CodeRepository
+from metrics_manual.readback import reference_findings
+from metrics_manual.render import code, code_url, inert, path_breaks, render_pages
 from metrics_manual.load import load_manual
 
 
@@ -45,8 +47,11 @@ def test_inert_and_code() -> None:
 
 
 # --- the lab page: every fact of it reaches the reference page ------------------------
+# Against a project built from a FROZEN copy of the migrated source (tests/fixtures/lab/),
+# never against ranges/: the shipped data may move on.
 
-LAB = SHARED / "reference" / "lab-metrics-page.md"
+LAB_DIR = Path(__file__).parent / "fixtures" / "lab"
+LAB = LAB_DIR / "lab-metrics-page.md"
 # How each qualifier of the lab page is phrased on ours (phrasing may change, facts may not).
 QUALIFIERS = {
     "rollout/raw_reward": ["per step over 48 steps"],
@@ -59,7 +64,7 @@ QUALIFIERS = {
     "perf/log_probs_time": ["23.4 s median of 48 steps", "in a run made before the heat guard"],
     "perf/train_time": ["100.3 s median of 48 steps", "in a run made before the heat guard"],
     "perf/update_weights_time": ["0.63 to 0.65 s", "for Qwen3-0.6B"],
-    "perf/sleep_time": ["0.76 s median of 48 steps, for Qwen3-0.6B", "1.9 to 3.7 s in the first 2 of 48 steps",
+    "perf/sleep_time": ["0.76 s median of 48 steps, for Qwen3-0.6B", "1.9 to 3.7 s per step in the first 2 of 48 steps",
                         "in the same run as the median"],
     "perf/wake_up_time": ["0.87 s median of 48 steps, for Qwen3-0.6B"],
     "perf/train_wait_time": ["logged in every step"],
@@ -77,13 +82,23 @@ def lab_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
-def reference_cells(page: str) -> dict[str, list[str]]:
+def _seen(markup: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", markup)).split())
+
+
+def reference_entries(page: str) -> dict[str, tuple[str, list[str]]]:
+    """Each metric entry of the reference page: key (and family name) -> (meaning, range lines)."""
     out = {}
-    for line in page.splitlines():
-        if m := re.match(r'^\| <span id="[^"]+"></span>(.*)$', line):
-            cells = [html.unescape(c).strip() for c in m.group(1).strip().strip("|").split("|")]
-            label = cells[0].split(":")[0].strip("`")
-            out[label] = cells
+    for block in re.split(r"^(?=#{1,3} )", page, flags=re.M):
+        head = re.match(r"^### \[`([^`]+)`\]\(#m-[\w-]+\) \{#m-", block)
+        if not head:
+            continue
+        meaning = _seen(re.search(r'<span class="mm-meaning">(.*?)</span>', block).group(1))
+        ranges = [_seen(r) for r in re.findall(r'<span class="mm-range[^"]*">(.*?)</span>', block)]
+        out[head.group(1)] = (meaning, ranges)
+        if ": " in meaning:  # a family: its name leads the meaning
+            name, _, rest = meaning.partition(": ")
+            out[name] = (rest, ranges)
     return out
 
 
@@ -95,25 +110,32 @@ def numbers(text: str) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def reference() -> str:
-    assert LAB.exists(), f"the lab page is expected at {LAB}"
-    _, files = generate(REPO)
+def lab_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = LAB_DIR / "ranges"
+    profiles = {p.stem: p.read_text("utf-8") for p in sorted((source / "profiles").glob("*.yaml"))}
+    return write_project(tmp_path_factory.mktemp("lab"), catalog=(source / "catalog.yaml").read_text("utf-8"), profiles=profiles)
+
+
+@pytest.fixture(scope="module")
+def reference(lab_project: Path) -> str:
+    _, files = generate(lab_project)
     return files["docs/reference/metrics.md"]
 
 
 def test_every_lab_row_reaches_the_reference_page(reference: str) -> None:
-    cells = reference_cells(reference)
+    entries = reference_entries(reference)
     rows = lab_rows()
     assert len(rows) == 19
     for label, meaning, range_text in rows:
-        assert label in cells, f"{label} is missing from the reference page"
-        ours = cells[label]
-        assert ours[1] == meaning, label
-        assert numbers(ours[3]) == numbers(range_text), f"{label}: {ours[3]!r} vs the lab's {range_text!r}"
+        assert label in entries, f"{label} is missing from the reference page"
+        ours_meaning, lines = entries[label]
+        assert ours_meaning == meaning + ".", label
+        ours = "; ".join(lines)
+        assert numbers(ours) == numbers(range_text), f"{label}: {ours!r} vs the lab's {range_text!r}"
         for phrase in QUALIFIERS.get(label, []):
-            assert phrase in ours[3], f"{label}: {phrase!r} not in {ours[3]!r}"
+            assert phrase in ours, f"{label}: {phrase!r} not in {ours!r}"
         if not range_text:
-            assert ours[3] == "no range"
+            assert lines == ["no range"]
 
 
 def test_lab_setup_notes_advice_and_sources(reference: str) -> None:
@@ -136,21 +158,28 @@ def test_lab_setup_notes_advice_and_sources(reference: str) -> None:
     assert "loss, metric, evaluation code of Miles at main `08752a12`" in text
 
 
+# --- one entry per metric -------------------------------------------------------------
+
+
+def entry(page: str, anchor: str) -> str:
+    """The Markdown of one metric's entry: its heading up to the next heading."""
+    match = re.search(rf"^### [^\n]*\{{#{anchor} [^\n]*\n.*?(?=^#{{1,3}} )", page, re.M | re.S)
+    assert match, anchor
+    return match.group()
+
+
 def test_inert_text_stays_literal(tmp_path: Path) -> None:
     nasty = "a | b <script>alert(1)</script> *x* `y` [x](y) {{ x }}"
-    catalog = (REPO / "ranges" / "catalog.yaml").read_text("utf-8").replace(
-        "meaning: the gradient norm", f"meaning: {nasty!r}".replace("'", '"') if False else "meaning: '" + nasty + "'")
-    root = write_project(tmp_path, catalog=catalog,
-                         profiles={"lab": (REPO / "ranges/profiles/lab-gb10.yaml").read_text("utf-8").replace(
-                             "condition: with plain sampling", "condition: '" + nasty + "'")})
+    root = write_project(tmp_path, catalog=TINY_CATALOG.replace("meaning: the gradient norm", f"meaning: '{nasty}'"),
+                         profiles={"tiny": TINY_PROFILE.replace("condition: with plain sampling", f"condition: '{nasty}'")})
     _, files = generate(root)
     page = files["docs/reference/metrics.md"]
-    row = next(line for line in page.splitlines() if 'id="m-train-grad_norm"' in line)
-    assert row.count("|") == 5  # four cells, no pipe leaked
-    assert html.unescape(row.split("|")[2]).strip() == nasty
+    grad = entry(page, "m-train-grad_norm")
+    assert _seen(re.search(r'<span class="mm-meaning">(.*?)</span>', grad).group(1)) == nasty + "."
+    lengths = entry(page, "m-rollout-response_lengths")
+    assert [_seen(r) for r in re.findall(r'<span class="mm-range">(.*?)</span>', lengths)] == [
+        f"400 tokens median of 10 steps, {nasty}"]
     assert "<script>" not in page
-    row = next(line for line in page.splitlines() if 'id="m-train-train_rollout_logprob_abs_diff"' in line)
-    assert html.unescape(row.split("|")[4]).strip() == f"0.0136 to 0.0164, {nasty}"
 
 
 def test_a_second_profile_shows_next_to_the_first(tmp_path: Path) -> None:
@@ -158,13 +187,76 @@ def test_a_second_profile_shows_next_to_the_first(tmp_path: Path) -> None:
         "min: 0.25, max: 4.5", "min: 0.125, max: 7.5").replace("tiny-notes", "big-notes")
     root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE, "big": second})
     _, files = generate(root)
-    page = files["docs/reference/metrics.md"]
-    assert "| Metric | Meaning | Unit | Big runs | Tiny runs |" in page
-    row = next(line for line in page.splitlines() if 'id="m-train-grad_norm"' in line)
-    assert row.endswith("| 0.125 to 7.5; 1 to 3 in the first 2 steps | 0.25 to 4.5; 1 to 3 in the first 2 steps |")
+    grad = entry(files["docs/reference/metrics.md"], "m-train-grad_norm")
+    lines = [(_seen(r), _seen(p)) for r, p in re.findall(
+        r'<span class="mm-range">(.*?)</span> <span class="mm-profile">(.*?)</span>', grad)]
+    # Each profile's lines, labelled, in profile order; the numbers first on every line.
+    assert lines == [("0.125 to 7.5 per step", "Big runs"), ("1 to 3 per step in the first 2 steps", "Big runs"),
+                     ("0.25 to 4.5 per step", "Tiny runs"), ("1 to 3 per step in the first 2 steps", "Tiny runs")]
     for rel in ("docs/profiles/big.md", "docs/profiles/tiny.md", "docs/export/big.json", "docs/export/tiny.rules.yml"):
         assert rel in files
     assert "[Big runs](big.md)" in files["docs/profiles/index.md"]
+
+
+def test_one_entry_per_metric_in_catalog_order(tiny: Path) -> None:
+    manual = load_manual(tiny)
+    page = render_pages(manual, tiny)["docs/reference/metrics.md"]
+    anchors = re.findall(r"^### \[.*\]\(#(m-[\w-]+)\) \{#(m-[\w-]+) \.mm-key\}$", page, re.M)
+    assert [a for a, b in anchors if a == b] == [m.anchor for m in manual.metrics.values()]
+    # Nothing of a metric stands after the next metric's heading: section notes come first.
+    training = page.split("{#s-ref-training}", 1)[1].split("### ", 1)[0]
+    assert "Training was short." in training
+
+
+def test_family_entry_lists_its_keys(tiny: Path) -> None:
+    page = render_pages(load_manual(tiny), tiny)["docs/reference/metrics.md"]
+    family = entry(page, "m-train-weight")
+    assert family.startswith("### [`train/weight/*`](#m-train-weight)")
+    assert "Keys: `train/weight/mean`, `train/weight/max`." in family
+    assert re.findall(r'<span class="mm-range[^"]*">(.*?)</span>', family) == ["no range"]
+
+
+def test_fraction_unit_says_so(tmp_path: Path) -> None:
+    catalog = TINY_CATALOG.replace("meaning: the share of clipped tokens", "meaning: the share of clipped tokens\n        unit: fraction")
+    root = write_project(tmp_path, catalog=catalog)
+    _, files = generate(root)
+    clip = entry(files["docs/reference/metrics.md"], "m-train-pg_clipfrac")
+    assert "Unit: fraction, from 0 to 1." in clip
+    assert '<span class="mm-range">0 (fraction of 1) at every step</span>' in clip
+    assert "0 (fraction of 1) at every step" in files["docs/profiles/tiny.md"]
+
+
+def test_provenance_tag_links_to_the_source_on_the_profile_page(tiny: Path) -> None:
+    _, files = generate(tiny)
+    page = files["docs/reference/metrics.md"]
+    own = entry(page, "m-rollout-raw_reward")
+    assert "[summary](../profiles/tiny.md#src-summary){ .mm-src" in own
+    none = entry(page, "m-train-grad_norm")
+    assert none.count("[profile sources](../profiles/tiny.md#sources){ .mm-src }") == 2
+    profile = files["docs/profiles/tiny.md"]
+    for sid in ("summary", "code"):
+        assert f'<span class="mm-anchor" id="src-{sid}"></span>**{sid}**' in profile
+
+
+def test_code_path_links_to_the_catalog_commit_and_breaks_at_slashes(tmp_path: Path) -> None:
+    catalog = TINY_CATALOG.replace("        meaning: the gradient norm\n", "        meaning: the gradient norm\n"
+                                   "        origin: {path: 'pkg/my dir/a_b#?.py', computed: norm, logged: every step}\n")
+    root = write_project(tmp_path, catalog=catalog)
+    _, files = generate(root)
+    grad = entry(files["docs/reference/metrics.md"], "m-train-grad_norm")
+    assert ('<a class="mm-path" href="https://example.org/miles/blob/31f1ca96/pkg/my%20dir/a_b%23%3F.py">'
+            "pkg/<wbr>my dir/<wbr>a&#95;b&#35;?.py</a>") in grad
+    no_url = write_project(tmp_path / "no-url", catalog=catalog.replace(" url: https://example.org/miles,", ""))
+    _, files = generate(no_url)
+    grad = entry(files["docs/reference/metrics.md"], "m-train-grad_norm")
+    assert '<span class="mm-path">pkg/<wbr>my dir/<wbr>a&#95;b&#35;?.py</span>' in grad and "<a class=\"mm-path\"" not in grad
+
+
+def test_path_breaks_and_code_url() -> None:
+    assert path_breaks("a/b_c/d.py") == "a/<wbr>b&#95;c/<wbr>d.py"
+    code = CodeRepository(repository="o/n", url="https://x.org/n/", branch="main", commit="abcdef1")
+    assert code_url(code, "a b/<c>.py") == "https://x.org/n/blob/abcdef1/a%20b/%3Cc%3E.py"
+    assert code_url(CodeRepository(repository="o/n", branch="main", commit="abcdef1"), "a.py") is None
 
 
 def test_template_error_names_template_and_line(tiny: Path) -> None:
@@ -200,3 +292,51 @@ def test_missing_or_broken_templates_are_findings(tiny: Path) -> None:
         generate(tiny)
     assert [str(f) for f in exc.value.findings] == [
         "templates/pages:1:1: error: folder is missing: the page templates live there"]
+
+
+# --- reading the page back (check) ------------------------------------------------------
+
+DIGIT_IDS = TINY_PROFILE.replace("  summary: {kind: capture", "  seeds1to3: {kind: capture").replace(
+    "sources: [summary]}", "sources: [seeds1to3, run-2026]}").replace(
+    "  code: {kind: code", "  run-2026: {kind: log, path: logs/run-2026.log}\n  code: {kind: code").replace(
+    "sources: [summary]", "sources: [seeds1to3]").replace("condition: with plain sampling", "condition: in run-2026 with 3 seeds")
+
+
+def test_source_ids_with_digits_read_back_without_drift(tmp_path: Path) -> None:
+    root = write_project(tmp_path, profiles={"tiny": DIGIT_IDS})
+    manual, files = generate(root)
+    page = files["docs/reference/metrics.md"]
+    assert "[seeds1to3](../profiles/tiny.md#src-seeds1to3)" in page and "[run-2026](../profiles/tiny.md#src-run-2026)" in page
+    assert reference_findings(manual, page) == []
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    result = run_cli("check", "--root", str(root))
+    assert (result.returncode, result.stdout) == (0, "ok: docs, exports and schemas agree with ranges/\n")
+
+
+def _messages(manual, page: str) -> list[str]:
+    return [f"{f.line}: {f.message.removeprefix('reference page disagrees with ranges/: ')}" for f in reference_findings(manual, page)]
+
+
+def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
+    manual, files = generate(tiny)
+    page = files["docs/reference/metrics.md"]
+    assert _messages(manual, page) == []
+    lines = page.splitlines(keepends=True)
+    at = {m.anchor: next(i for i, line in enumerate(lines) if f"{{#{m.anchor} " in line) + 1 for m in manual.metrics.values()}
+    window = next(line for line in lines if line.startswith('- <span class="mm-range">1 to 3 per step in the first 2 steps'))
+    # A line of one metric moved into another metric's entry.
+    moved = page.replace(window, "").replace("- <span class=\"mm-range\">0 at every step", window + "- <span class=\"mm-range\">0 at every step")
+    assert _messages(manual, moved) == [
+        f"{at['m-train-grad_norm']}: train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing",
+        f"{at['m-train-pg_clipfrac'] - 1}: train/pg_clipfrac shows '1 to 3 per step in the first 2 steps' for 'Tiny runs' (a profile), "
+        "which the source does not have"]
+    assert _messages(manual, page.replace("the gradient norm.", "the gradient.")) == [
+        f"{at['m-train-grad_norm']}: the entry of train/grad_norm does not say its meaning 'the gradient norm'"]
+    assert _messages(manual, page.replace("Unit: tokens.", "Unit: s.")) == [
+        f"{at['m-rollout-response_lengths']}: the entry of rollout/response_lengths does not say its unit 'tokens'"]
+    assert _messages(manual, page.replace("{#m-train-pg_clipfrac .mm-key}", "{#m-train-pg-clipfrac .mm-key}"))[0] == (
+        "1: catalog metric train/pg_clipfrac has no entry on it")
+    assert _messages(manual, page.replace("0.5 to 0.9 per step", "0.5 to 0.8 per step")) == [
+        f"{at['m-rollout-raw_reward']}: rollout/raw_reward on 'Tiny runs' should read '0.5 to 0.9 per step over 10 steps', which is missing",
+        f"{at['m-rollout-raw_reward']}: rollout/raw_reward shows '0.5 to 0.8 per step over 10 steps' for 'Tiny runs' (a profile), "
+        "which the source does not have"]

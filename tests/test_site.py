@@ -14,8 +14,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import REPO, snapshot
+from conftest import snapshot
+from metrics_manual.load import load_manual
+from metrics_manual.phrase import describe
 
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
@@ -25,12 +28,55 @@ def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
                            "-d", str(site)], capture_output=True, text=True, env=ENV)
 
 
-def second_profile(root: Path) -> None:
-    text = (root / "ranges/profiles/lab-gb10.yaml").read_text("utf-8")
-    text = (text.replace("id: lab-gb10", "id: lab-gb10-seed2").replace("title: Lab runs on one GB10", "title: Second lab profile")
-            .replace("min: 0.35, max: 4.95", "min: 0.45, max: 3.25").replace("- id: lab-notes", "- id: seed2-notes")
-            .replace("see: lab-notes", "see: seed2-notes"))
-    (root / "ranges/profiles/lab-gb10-seed2.yaml").write_text(text, "utf-8")
+# These tests run on a copy of the real manual, whatever it holds: they find what they edit
+# (the first profile, its first band, the first metric) instead of naming shipped data.
+
+
+def first_profile(root: Path) -> Path:
+    return sorted((root / "ranges/profiles").glob("*.yaml"))[0]
+
+
+def first_band(data: dict) -> tuple[str, dict]:
+    """The first band with both bounds of a loaded profile: (metric key, the band)."""
+    for key, exps in data.get("expectations", {}).items():
+        for e in exps:
+            if e.get("kind") == "band" and e.get("min") is not None and e.get("max") is not None:
+                return key, e
+    raise AssertionError("these tests edit a band with min and max; the first profile has none")
+
+
+def set_band(root: Path, low: float, high: float) -> tuple[str, str]:
+    """Rewrite the first profile's first band to [low, high]: (its metric key, its phrase as the page shows it)."""
+    path = first_profile(root)
+    data = yaml.safe_load(path.read_text("utf-8"))
+    key, band = first_band(data)
+    band.update(min=low, max=high)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+    manual = load_manual(root)
+    unit = manual.metrics[key].unit
+    [e] = [e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == low and getattr(e, "max", None) == high]
+    return key, describe(e, unit)
+
+
+def second_profile(root: Path) -> tuple[str, str, str]:
+    """A copy of the first profile with a new id, title, note ids and first band: (title, old phrase, new phrase)."""
+    data = yaml.safe_load(first_profile(root).read_text("utf-8"))
+    key, band = first_band(data)
+    manual = load_manual(root)
+    unit = manual.metrics[key].unit
+    old = describe(next(e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == band["min"]), unit)
+    band.update(min=band["min"] - 0.125, max=band["max"] + 1.5)
+    data["id"] += "-seed2"
+    data["title"] = "Second lab profile"
+    for note in data.get("notes", []):
+        note["id"] += "-seed2"
+    for note in data.get("section_notes", {}).values():
+        if note.get("see"):
+            note["see"] += "-seed2"
+    (root / "ranges/profiles" / f"{data['id']}.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+    manual = load_manual(root)
+    new = describe(next(e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == band["min"]), unit)
+    return data["title"], old, new
 
 
 def test_strict_build_of_the_manual(repo_copy: Path, tmp_path: Path) -> None:
@@ -38,7 +84,12 @@ def test_strict_build_of_the_manual(repo_copy: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr
     page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
-    assert 'id="m-train-grad_norm"' in page and 'id="s-ref-lab-notes"' in page
+    manual = load_manual(repo_copy)
+    for metric in manual.metrics.values():
+        assert f'<h3 class="mm-key" id="{metric.anchor}">' in page, metric.key
+    for p in manual.profiles:
+        for note in p.notes:
+            assert f'id="{note.anchor}"' in page
 
 
 class _Loads(HTMLParser):
@@ -74,38 +125,49 @@ def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path)
 
 
 def test_a_second_profile_appears_without_template_or_config_change(repo_copy: Path, tmp_path: Path) -> None:
-    second_profile(repo_copy)
+    title, old, new = second_profile(repo_copy)
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode == 0, result.stderr
-    page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
-    assert "Second lab profile" in page and "0.45 to 3.25" in page and "0.35 to 4.95" in page
-    assert (tmp_path / "site/profiles/lab-gb10-seed2/index.html").exists()
-    assert (tmp_path / "site/export/lab-gb10-seed2.rules.yml").exists()
+    page = html.unescape((tmp_path / "site/reference/metrics/index.html").read_text("utf-8"))
+    assert title in page and new in page and old in page
+    new_id = sorted(p.stem for p in (repo_copy / "ranges/profiles").glob("*-seed2.yaml"))[0]
+    assert (tmp_path / f"site/profiles/{new_id}/index.html").exists()
+    assert (tmp_path / f"site/export/{new_id}.rules.yml").exists()
     home = (tmp_path / "site/index.html").read_text("utf-8")
-    assert "Second lab profile" in home
+    assert title in home
 
 
 def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path: Path) -> None:
-    profile = repo_copy / "ranges/profiles/lab-gb10.yaml"
-    profile.write_text(profile.read_text("utf-8").replace("prompts_per_step: 32", "prompts_per_step: 64"), "utf-8")
+    profile = first_profile(repo_copy)
+    text = profile.read_text("utf-8")
+    prompts = int(re.search(r"prompts_per_step: (\d+)", text).group(1)) + 7
+    profile.write_text(re.sub(r"prompts_per_step: \d+", f"prompts_per_step: {prompts}", text), "utf-8")
     catalog = repo_copy / "ranges/catalog.yaml"
-    catalog.write_text(catalog.read_text("utf-8").replace("url: https://github.com/radixark/miles",
-                                                          "url: https://example.org/miles-fork"), "utf-8")
+    catalog.write_text(re.sub(r"(?m)^(  url: ).*$", r"\1https://example.org/miles-fork", catalog.read_text("utf-8"), count=1), "utf-8")
     assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
     home = (tmp_path / "site/index.html").read_text("utf-8")
-    assert "64 prompts with 8 answers each" in home and "32 prompts" not in home
+    assert f"{prompts} prompts with" in home
     assert 'href="https://example.org/miles-fork"' in home
     exports = (tmp_path / "site/exports/index.html").read_text("utf-8")
     assert "<code>window_first</code>" in exports
+    # The home page lists every key of the catalog, each linked to its entry.
+    manual = load_manual(repo_copy)
+    for metric in manual.metrics.values():
+        assert f'href="reference/metrics/#{metric.anchor}"><code>{metric.key}</code></a>' in home, metric.key
 
 
 def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path, tmp_path: Path) -> None:
-    profile = repo_copy / "ranges/profiles/lab-gb10.yaml"
-    profile.write_text(profile.read_text("utf-8").replace("min: 0.35, max: 4.95", "min: 5.35, max: 4.95"), "utf-8")
+    path = first_profile(repo_copy)
+    data = yaml.safe_load(path.read_text("utf-8"))
+    _, band = first_band(data)
+    low = band["max"] + 1
+    band["min"] = low
+    path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     before = snapshot(repo_copy)
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode != 0
-    assert "ranges/profiles/lab-gb10.yaml:65:7: error: min 5.35 is above max 4.95" in result.stderr
+    rel = path.relative_to(repo_copy).as_posix()
+    assert re.search(rf"{re.escape(rel)}:\d+:\d+: error: min {re.escape(str(low))} is above max", result.stderr), result.stderr
     assert "Traceback" not in result.stderr
     assert snapshot(repo_copy) == before
 
@@ -113,14 +175,16 @@ def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path,
 def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_path: Path) -> None:
     nasty = "a | b <script>alert(1)</script> *x* `y` [x](y) {{ x }}"
     catalog = repo_copy / "ranges/catalog.yaml"
-    catalog.write_text(catalog.read_text("utf-8").replace("meaning: the gradient norm", f"meaning: '{nasty}'"), "utf-8")
+    text = catalog.read_text("utf-8")
+    first = re.search(r"(?m)^(\s+)meaning: (.*)$", text)
+    catalog.write_text(text[:first.start()] + f"{first.group(1)}meaning: '{nasty}'" + text[first.end():], "utf-8")
+    metric = next(m for m in load_manual(repo_copy).metrics.values() if m.meaning == nasty)
     assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
     page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
-    row = re.search(r'<tr>\s*<td><span id="m-train-grad_norm"></span>.*?</tr>', page, re.S)
-    assert row is not None
-    cells = re.findall(r"<td>(.*?)</td>", row.group(), re.S)
-    assert len(cells) == 4
-    assert html.unescape(re.sub(r"<[^>]+>", "", cells[1])) == nasty
+    body = page.split(f'id="{metric.anchor}"', 1)[1].split("<h", 1)[0]
+    meaning = re.search(r'<span class="mm-meaning">(.*?)</span>', body, re.S)
+    assert meaning is not None
+    assert html.unescape(re.sub(r"<[^>]+>", "", meaning.group(1))) == nasty + "."
     assert "<script>alert(1)" not in page
 
 
@@ -134,10 +198,11 @@ def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
 
 
 def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:
-    (repo_copy / "docs/extra.md").write_text("# Extra\n\nSee [the norm](reference/metrics.md#m-train-grad_nrom).\n", "utf-8")
+    anchor = next(iter(load_manual(repo_copy).metrics.values())).anchor + "-typo"
+    (repo_copy / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm](reference/metrics.md#{anchor}).\n", "utf-8")
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode != 0
-    assert "m-train-grad_nrom" in result.stderr
+    assert anchor in result.stderr
 
 
 def free_port() -> int:
@@ -171,10 +236,9 @@ def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_pat
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}/reference/metrics/"
     try:
-        wait_for(lambda: "0.35 to 4.95" in fetch(url), 60)
-        profile = repo_copy / "ranges/profiles/lab-gb10.yaml"
-        profile.write_text(profile.read_text("utf-8").replace("min: 0.35, max: 4.95", "min: 0.35, max: 5.55"), "utf-8")
-        took = wait_for(lambda: "0.35 to 5.55" in fetch(url), 30)
+        wait_for(lambda: "mm-range" in fetch(url), 60)
+        _, phrase = set_band(repo_copy, 0.125, 9876.5)
+        took = wait_for(lambda: phrase in html.unescape(fetch(url)), 30)
         print(f"edit shown after {took:.2f} s")
         time.sleep(3)
         builds = (tmp_path / "serve.log").read_text("utf-8").count("Building documentation")
@@ -182,7 +246,7 @@ def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_pat
         assert (tmp_path / "serve.log").read_text("utf-8").count("Building documentation") == builds, "rebuild loop"
         # One initial build, one for the edit, at most one more for the pages the edit regenerated.
         assert builds <= 3, (tmp_path / "serve.log").read_text("utf-8")
-        assert "0.35 to 5.55" in (repo_copy / "docs/reference/metrics.md").read_text("utf-8")
+        assert "0.125 to 9,876.5" in (repo_copy / "docs/reference/metrics.md").read_text("utf-8")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)

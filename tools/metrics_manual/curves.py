@@ -41,9 +41,9 @@ class ReferenceCurves:
                 title = f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
                 svg = series_drawing(series, profile.expectations.get(key, []), metric.unit, title=title)
                 if svg:
-                    blocks.append(f'\n- <span class="mm-curves" data-search-exclude>{svg}</span>')
-        # Items of the entry's list, each after a line break: a template calls it as {{- curves(metric) }}
-        # at the end of a line, so a metric without curves adds nothing, not even a blank line.
+                    blocks.append(f'\n\n<div class="mm-curves" data-search-exclude>{svg}</div>')
+        # Blocks beside the entry's range drawing, each after a blank line: a template calls it as
+        # {{- curves(metric) }}, so a metric without curves adds nothing, not even a blank line.
         return "".join(blocks)
 
 

@@ -271,7 +271,7 @@ def to_prometheus(doc: ProfileExport) -> str:
         else:
             keys = [m.key]
         for e in m.expectations:
-            text = describe(e, m.unit)
+            text = describe(e, m.unit, sources=True)
             why = judge(e)
             if why:
                 left_out.append(f"{m.key}: {text} ({why})")

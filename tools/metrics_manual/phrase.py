@@ -46,23 +46,48 @@ def plain(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plain) -> str:
-    """One expectation in words, as pages, exports, alerts and verdicts show it.
+# How a unit reads after a number; any other unit reads as written (0.63 s, 396 tokens).
+# A share or ratio says what it is, so nobody reads 0.43 as a percent.
+FRACTION = "fraction"
+_UNIT_AFTER_NUMBER = {FRACTION: "(fraction of 1)"}
+
+
+def unit_after_number(unit: str | None, text: Callable[[Any], str] = plain) -> str:
+    """The words after a number of this unit, with their leading space ('' without a unit)."""
+    if not unit:
+        return ""
+    return " " + _UNIT_AFTER_NUMBER.get(unit, text(unit))
+
+
+def unit_name(unit: str | None) -> str | None:
+    """What a metric's unit is, in words, for the line that names it (None without a unit)."""
+    return "fraction, from 0 to 1" if unit == FRACTION else unit
+
+
+def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plain, *, sources: bool = False) -> str:
+    """One expectation in words, as pages, exports, alerts, drawings and verdicts show it.
+
+    Always in one order: the number(s) and unit, the statistic (per step, median of N
+    steps, exact at a step, logged every step), the window, then the condition. A reader
+    who compares two lines finds each part in the same place. The profile is not part of
+    it: pages label each line with its profile. With `sources`, the ids of the
+    expectation's sources follow in brackets (for exports, which have no provenance tags).
 
     `text` renders words from the source: `render.inert` for Markdown, `plain` for plain
     text. Python, not a Jinja macro: it runs once per range on every page and export, and
     a macro call costs ten times as much.
     """
-    u = f" {text(unit)}" if unit else ""
+    u = unit_after_number(unit, text)
     if isinstance(e, Band):
         if e.min is not None and e.max is not None:
             out = f"{num(e.min)} to {num(e.max)}{u}"
         else:
             out = f"at least {num(e.min)}{u}" if e.min is not None else f"at most {num(e.max)}{u}"  # type: ignore[arg-type]
+        out += " per step"
         if e.window:
             out += f" in the first {num(e.window.first)}" + (f" of {num(e.steps)}" if e.steps else "") + " steps"
         elif e.steps:
-            out += f" per step over {num(e.steps)} steps"
+            out += f" over {num(e.steps)} steps"
     elif isinstance(e, Median):
         out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
         if e.tolerance is not None:
@@ -75,11 +100,12 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
         out = "logged in every step"
     if e.condition:
         out += f", {text(e.condition)}"
-    if e.sources:
+    if sources and e.sources:
         out += f" (source: {', '.join(e.sources)})"
     return out
 
 
-def describe_all(expectations: list[Expectation], unit: str | None, text: Callable[[Any], str] = plain) -> str:
+def describe_all(expectations: list[Expectation], unit: str | None, text: Callable[[Any], str] = plain,
+                 *, sources: bool = False) -> str:
     """A metric's expectations on one profile, or 'no range'."""
-    return "; ".join(describe(e, unit, text) for e in expectations) or "no range"
+    return "; ".join(describe(e, unit, text, sources=sources) for e in expectations) or "no range"

@@ -22,6 +22,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler
 
@@ -30,6 +31,7 @@ from .errors import ManualError, SourceError
 from .export import CSV_COLUMNS
 from .load import Manual
 from .render import environment, template_error
+from .site_nav import metrics_first
 
 log = get_plugin_logger(__name__)
 
@@ -103,6 +105,9 @@ class MetricsManualPlugin(BasePlugin):
             (log.info if self.serving else log.warning)(f"overwrote hand edits in {rel}")
         if todo.write or todo.remove:
             log.info(f"wrote {len(todo.write)} generated file(s), removed {len(todo.remove)}")
+
+    def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+        return metrics_first(nav)
 
     def _fail(self, message: str) -> None:
         if not self.serving:

@@ -6,17 +6,20 @@ relative path; a path holding `[profile]` becomes one page per profile.
 from __future__ import annotations
 
 import re
+import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from .curves import page_context
+from .draw import range_drawing
 from .errors import Finding, SourceError
 from .fieldref import field_reference
 from .load import Manual
-from .model import Expectation
-from .phrase import describe_all, num, words
+from .model import CodeRepository, Expectation, Profile
+from .phrase import describe, describe_all, num, unit_name, words
 from .source import byte_position
 
 PAGES = "pages"
@@ -47,8 +50,38 @@ def code(text: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _describe_md(expectations: list[Expectation], unit: str | None) -> str:
-    return describe_all(expectations, unit, inert)
+def _describe_md(expectations: Expectation | list[Expectation], unit: str | None) -> str:
+    if isinstance(expectations, list):
+        return describe_all(expectations, unit, inert)
+    return describe(expectations, unit, inert)
+
+
+def path_breaks(path: Any) -> str:
+    """A file path as inline HTML text that a narrow column breaks only after a slash."""
+    return "/<wbr>".join(inert(part) for part in str(path).split("/"))
+
+
+def code_url(code: CodeRepository, path: str) -> str | None:
+    """The file at the catalog's commit, when the catalog names the repository's URL."""
+    if not code.url:
+        return None
+    # The path is text from the source: quoted, so it stays one path inside the URL.
+    return f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(path, safe='/')}"
+
+
+def attr(text: Any) -> str:
+    """Text as the value of an HTML attribute in double quotes."""
+    return inert(text).replace('"', "&#34;").replace("'", "&#39;")
+
+
+def range_rows(profiles: Sequence[Profile], key: str) -> list[tuple[str, Expectation]]:
+    """(profile title, expectation) of one metric on every profile, in profile order."""
+    return [(p.title, e) for p in profiles for e in p.expectations.get(key, [])]
+
+
+def drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
+    """The inline SVG of one metric's ranges on every profile, on one axis ('' when nothing has a number)."""
+    return range_drawing(list(rows), unit)
 
 
 def environment(templates: Path) -> jinja2.Environment:
@@ -63,7 +96,9 @@ def environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(md=inert, num=num, words=words, code=code, describe=_describe_md)
+    env.filters.update(md=inert, num=num, words=words, code=code, describe=_describe_md, path=path_breaks,
+                       attr=attr, unit_name=unit_name, drawing=drawing)
+    env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
 
 
