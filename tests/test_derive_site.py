@@ -44,19 +44,18 @@ def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> N
     curves = ReferenceCurves(manual, derived)
     captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
     for metric in manual.metrics.values():
-        html = curves(metric)
+        drawings = curves(metric)
         if metric.key not in captured:
-            assert html == ""
+            assert drawings == []
             continue
-        assert html.count("<svg") == 1 and html.startswith('\n\n<div class="mm-curves"'), metric.key
-        title = re.search(r"<svg[^>]*><title>([^<]*)</title>", html)
+        assert len(drawings) == 1 and drawings[0].startswith("<svg") and "\n" not in drawings[0], metric.key
+        title = re.search(r"<svg[^>]*><title>([^<]*)</title>", drawings[0])
         assert title and html_text.unescape(title.group(1)).startswith(metric.key) and all(name in title.group(1) for name in RUNS)
-        assert "\n" not in html.strip()  # one line: Markdown never breaks an inline SVG apart
 
 
 def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path) -> None:
     manual = load_manual(derived)
-    assert all(ReferenceCurves(manual, tmp_path)(m) == "" for m in manual.metrics.values())  # the captures are not there
+    assert all(ReferenceCurves(manual, tmp_path)(m) == [] for m in manual.metrics.values())  # the captures are not there
 
 
 def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:

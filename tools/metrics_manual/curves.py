@@ -20,7 +20,7 @@ def run_names(profile: Profile, sid: str) -> str:
 
 
 class ReferenceCurves:
-    """`curves(metric)` in a template: the drawings of one metric entry, as HTML blocks."""
+    """`curves(metric)` in a template: the drawings of one metric's captured runs."""
 
     def __init__(self, manual: Manual, root: Path) -> None:
         self.manual, self.root = manual, root
@@ -31,7 +31,8 @@ class ReferenceCurves:
             self._runs[profile.id] = captured_runs(self.root, profile, self.manual.catalog)
         return self._runs[profile.id]
 
-    def __call__(self, metric: Metric) -> str:
+    def __call__(self, metric: Metric) -> list[str]:
+        """One inline SVG per profile with captured runs of the metric (none without captures)."""
         blocks = []
         for profile in self.manual.profiles:
             for key in metric.members or [metric.key]:
@@ -41,10 +42,8 @@ class ReferenceCurves:
                 title = f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
                 svg = series_drawing(series, profile.expectations.get(key, []), metric.unit, title=title)
                 if svg:
-                    blocks.append(f'\n\n<div class="mm-curves" data-search-exclude>{svg}</div>')
-        # Blocks beside the entry's range drawing, each after a blank line: a template calls it as
-        # {{- curves(metric) }}, so a metric without curves adds nothing, not even a blank line.
-        return "".join(blocks)
+                    blocks.append(svg)
+        return blocks
 
 
 def page_context(manual: Manual, root: Path) -> dict[str, object]:
