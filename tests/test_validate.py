@@ -233,7 +233,7 @@ def test_version_and_help() -> None:
     version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("metrics-manual, version ")
     helptext = run_cli("--help").stdout
-    for command in ("validate", "build", "check", "export"):
+    for command in ("validate", "build", "check", "export", "judge", "derive"):
         line = next(x for x in helptext.splitlines() if x.strip().startswith(command))
         assert not line.rstrip().endswith("..."), line
     assert "Exit codes" in helptext and "_METRICS_MANUAL_COMPLETE" in helptext

@@ -1,7 +1,8 @@
-"""The `metrics-manual` command: validate, build, check, export.
+"""The `metrics-manual` command: validate, build, check, export (judge and derive register here too).
 
-Exit codes, the same for every command: 0 all good, 1 the files drifted (check), 2 bad
-input or a file that cannot be written (nothing was changed).
+Exit codes, the same for every command: 0 all good, 1 the files drifted (check) or a run
+fails its profile (judge, derive), 2 bad input or a file that cannot be written (nothing
+was changed).
 """
 from __future__ import annotations
 
@@ -73,8 +74,12 @@ def fail(err: ManualError, fmt: str = "text", *, wrote_nothing: bool = False) ->
 def main() -> None:
     """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
 
-    Exit codes: 0 all good, 1 drift (check), 2 bad input or a failed write.
-    Shell completion: eval "$(_METRICS_MANUAL_COMPLETE=bash_source metrics-manual)" (zsh_source, fish_source).
+    Exit codes: 0 all good, 1 drift (check) or a failing run (judge, derive),
+    2 bad input or a failed write.
+
+    \b
+    Shell completion (bash; zsh_source and fish_source for the others):
+      eval "$(_METRICS_MANUAL_COMPLETE=bash_source metrics-manual)"
     """
 
 

@@ -178,7 +178,7 @@ def report(p: Plan) -> None:
             click.echo(f"  {'violation' if o.violation else 'not derived'}: {problem}")
 
 
-@click.command("derive")
+@click.command("derive", short_help="Compute a profile's ranges from runs.")
 @click.option("--root", "root", type=click.Path(file_okay=False), default=None,
               help="Project root: the folder with ranges/ (default: found upwards from here).")
 @click.option("--profile", "profile_id", required=True, help="Id of the profile whose ranges to derive.")

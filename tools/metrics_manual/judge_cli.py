@@ -43,7 +43,7 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
     sys.exit(EXIT_INPUT)
 
 
-@click.command("judge")
+@click.command("judge", short_help="Judge a run against a profile: pass, fail or error.")
 @click.option("--root", "root", type=click.Path(file_okay=False), default=None,
               help="Project root: the folder with ranges/ (default: found upwards from here).")
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to judge the run against.")
