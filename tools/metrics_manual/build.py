@@ -3,10 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import ConfigurationError
-from mkdocs.utils.yaml import get_yaml_loader, yaml_load
-
 from .errors import Finding, SourceError, UsageError
 from .export import export_document, render_exports, source_schemas
 from .files import Plan, apply, locked, plan, recover
@@ -21,6 +17,11 @@ def site_url(root: Path) -> str | None:
     path = root / "mkdocs.yml"
     if not path.is_file():
         return None
+    # Imported here: MkDocs' config machinery takes a tenth of a second to import, and only exports need it.
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.exceptions import ConfigurationError
+    from mkdocs.utils.yaml import get_yaml_loader, yaml_load
+
     try:
         with path.open("rb") as fh:
             config = yaml_load(fh, loader=get_yaml_loader(config=MkDocsConfig(config_file_path=str(path))))

@@ -7,7 +7,6 @@ was changed).
 from __future__ import annotations
 
 import sys
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
@@ -70,7 +69,7 @@ def fail(err: ManualError, fmt: str = "text", *, wrote_nothing: bool = False) ->
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(version("metrics-manual"), "-V", "--version", prog_name="metrics-manual")
+@click.version_option(None, "-V", "--version", package_name="metrics-manual", prog_name="metrics-manual")
 def main() -> None:
     """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
 

@@ -195,17 +195,20 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
     for key, expectations in _items(data.get("expectations")):
         if keys and isinstance(key, str) and key not in keys:
             out.append(doc.finding(("expectations", key), f"unknown metric {shown(key)}; add it to {CATALOG} first" + did_you_mean(key, keys), key=True))
-        for i, e in _items(expectations):  # runs once per range: plain dict look-ups
-            if not isinstance(e, dict):
+        if not isinstance(expectations, list):
+            continue
+        for i, e in enumerate(expectations):  # runs once per range: plain look-ups, no tuple unless a finding
+            if type(e) is not dict:
                 continue
-            loc = ("expectations", key, i)
-            refs(e.get("sources"), (*loc, "sources"))
-            steps, at = e.get("steps"), e.get("at")
-            if run_steps and isinstance(steps, int) and steps > run_steps:
-                out.append(doc.finding((*loc, "steps"), f"{steps} steps is more than the {run_steps} steps of the setup"))
-            step = at.get("step") if isinstance(at, dict) else None
-            if run_steps and e.get("kind") == "exact" and isinstance(step, int) and step >= run_steps:
-                out.append(doc.finding((*loc, "at", "step"), f"step {step} is past the last step of a {run_steps}-step run"))
+            if srcs := e.get("sources"):
+                refs(srcs, ("expectations", key, i, "sources"))
+            steps = e.get("steps")
+            if run_steps and type(steps) is int and steps > run_steps:
+                out.append(doc.finding(("expectations", key, i, "steps"), f"{steps} steps is more than the {run_steps} steps of the setup"))
+            at = e.get("at")
+            step = at.get("step") if type(at) is dict else None
+            if run_steps and type(step) is int and step >= run_steps and e.get("kind") == "exact":
+                out.append(doc.finding(("expectations", key, i, "at", "step"), f"step {step} is past the last step of a {run_steps}-step run"))
     for sid, note in _items(data.get("section_notes")):
         if sections and isinstance(sid, str) and sid not in sections:
             out.append(doc.finding(("section_notes", sid), f"unknown section {shown(sid)}" + did_you_mean(sid, sections), key=True))
