@@ -27,6 +27,8 @@ build: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict
 
 test: $(VENV)/.installed system-packages
+	$(BIN)/ruff check tools tests
+	$(BIN)/ruff format --check tools tests
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed

@@ -1,14 +1,17 @@
 """Runs the derive tests write themselves: three seeds of a made-up setup, and a profile to derive."""
+
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
 from conftest import TINY_CATALOG, write_project
-from metrics_manual.capture import capture_text
-from metrics_manual.run import Run
+from metrics_manual.runs.capture import capture_text
+from metrics_manual.runs.series import Run
 
-SEEDS_CATALOG = TINY_CATALOG.replace("rollout: rollout/step}", "rollout: rollout/step, perf: rollout/step}") + """\
+SEEDS_CATALOG = (
+    TINY_CATALOG.replace("rollout: rollout/step}", "rollout: rollout/step, perf: rollout/step}")
+    + """\
       - key: train/ppo_kl
         meaning: the KL between the old and the new policy
   - id: perf
@@ -24,6 +27,7 @@ SEEDS_CATALOG = TINY_CATALOG.replace("rollout: rollout/step}", "rollout: rollout
         meaning: seconds of the rollout
         unit: s
 """
+)
 
 # Comments, flow mappings, block lists, a block mapping inside a list, quoting and blank lines:
 # what a maintainer writes by hand and what derive must keep.

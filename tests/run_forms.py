@@ -4,6 +4,7 @@ A run here is {key: {step: value}}; each writer groups a step's values the way M
 `log()` calls do: one call per step key (rollout/step for rollout/* and perf/*, train/step
 for train/*), with the step key inside the metrics.
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,17 +26,22 @@ def calls(run: Series) -> list[tuple[str, int, dict[str, float]]]:
         sk = STEP_KEYS[key.split("/")[0]]
         for step, v in values.items():
             by.setdefault((sk, step), {})[key] = v
-    return [(sk, step, {sk: step, **metrics}) for (sk, step), metrics in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+    return [
+        (sk, step, {sk: step, **metrics})
+        for (sk, step), metrics in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+    ]
 
 
 def _pydantic_json(obj: Any) -> str:
     """model_dump_json: no spaces, non-finite floats as null."""
+
     def clean(v: Any) -> Any:
         if isinstance(v, float) and not math.isfinite(v):
             return None
         if isinstance(v, dict):
             return {k: clean(x) for k, x in v.items()}
         return v
+
     return json.dumps(clean(obj), separators=(",", ":"), allow_nan=False)
 
 
@@ -50,14 +56,44 @@ def write_events(run: Series, folder: Path, *, retry_step: int | None = None) ->
     for sk, step, metrics in calls(run):
         lines = files.setdefault(_process(sk), [])
         ts = f"2026-11-30T01:{step // 60:02d}:{step % 60:02d}.000000Z"
-        lines.append(_pydantic_json({"timestamp": ts, "source": {"component": _process(sk)}, "type": "weight_checksum",
-                                     "rollout_id": step, "attempt": None, "checksums": {"layer.0": "ab" * 40}}))
+        lines.append(
+            _pydantic_json(
+                {
+                    "timestamp": ts,
+                    "source": {"component": _process(sk)},
+                    "type": "weight_checksum",
+                    "rollout_id": step,
+                    "attempt": None,
+                    "checksums": {"layer.0": "ab" * 40},
+                }
+            )
+        )
         if step == retry_step:  # a first attempt whose values a retry replaces
             wrong = {k: (v if k == sk else 1e9) for k, v in metrics.items()}
-            lines.append(_pydantic_json({"timestamp": ts, "source": {"component": _process(sk)}, "type": "metric",
-                                         "rollout_id": None, "attempt": 0, "metrics": wrong}))
-        lines.append(_pydantic_json({"timestamp": ts, "source": {"component": _process(sk)}, "type": "metric",
-                                     "rollout_id": None, "attempt": 1 if step == retry_step else None, "metrics": metrics}))
+            lines.append(
+                _pydantic_json(
+                    {
+                        "timestamp": ts,
+                        "source": {"component": _process(sk)},
+                        "type": "metric",
+                        "rollout_id": None,
+                        "attempt": 0,
+                        "metrics": wrong,
+                    }
+                )
+            )
+        lines.append(
+            _pydantic_json(
+                {
+                    "timestamp": ts,
+                    "source": {"component": _process(sk)},
+                    "type": "metric",
+                    "rollout_id": None,
+                    "attempt": 1 if step == retry_step else None,
+                    "metrics": metrics,
+                }
+            )
+        )
     out = []
     for name, lines in files.items():
         path = folder / f"{name}.jsonl"
@@ -94,7 +130,9 @@ def write_ci_history(run: Series, folder: Path) -> list[Path]:
     per: dict[str, list[str]] = {}
     for key, values in run.items():
         proc = _process(STEP_KEYS[key.split("/")[0]])
-        per.setdefault(proc, []).append(json.dumps({"metric": key, "series": [[s, _ci_value(v)] for s, v in sorted(values.items())]}))
+        per.setdefault(proc, []).append(
+            json.dumps({"metric": key, "series": [[s, _ci_value(v)] for s, v in sorted(values.items())]})
+        )
     out = []
     for i, (proc, lines) in enumerate(sorted(per.items())):
         path = folder / f"{4100 + i}-0c9f3b2a-{proc}.jsonl"
@@ -115,7 +153,9 @@ def write_tensorboard(run: Series, folder: Path) -> list[Path]:
             writers[proc] = EventFileWriter(str(folder / f"20261130-01{len(writers):02d}00-{proc}"))
         for key, v in metrics.items():
             value = summary_pb2.Summary.Value(tag=key, simple_value=v)
-            writers[proc].add_event(event_pb2.Event(step=step, wall_time=time.time(), summary=summary_pb2.Summary(value=[value])))
+            writers[proc].add_event(
+                event_pb2.Event(step=step, wall_time=time.time(), summary=summary_pb2.Summary(value=[value]))
+            )
     for w in writers.values():
         w.close()
     return sorted(folder.rglob("*tfevents*"))
@@ -141,8 +181,13 @@ def _csv(v: float) -> str:
     return "NaN" if math.isnan(v) else repr(v)
 
 
-WRITERS = {"events": write_events, "dashboard": write_dashboard, "ci-history": write_ci_history,
-           "tensorboard": write_tensorboard, "wandb-csv": write_wandb_csv}
+WRITERS = {
+    "events": write_events,
+    "dashboard": write_dashboard,
+    "ci-history": write_ci_history,
+    "tensorboard": write_tensorboard,
+    "wandb-csv": write_wandb_csv,
+}
 
 
 def write(form: str, run: Series, folder: Path) -> list[Path]:

@@ -3,6 +3,7 @@
 Two sites: the real manual (checked for validity only: whatever its keys and ranges are)
 and a fixture with two profiles. Desktop is 1400 px wide, a phone 390 x 844.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,22 +19,37 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo, require_tool
-from metrics_manual.load import Manual, load_manual
-from metrics_manual.phrase import describe, plain
+from metrics_manual.model.phrase import describe, plain
+from metrics_manual.source.load import Manual, load_manual
 from test_site import mkdocs_build
 
 pytestmark = pytest.mark.browser
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 # The fixture: the tiny catalog with a code origin, and two profiles that range the same metric differently.
-TWO_CATALOG = TINY_CATALOG.replace("        meaning: the gradient norm\n", "        meaning: the gradient norm\n"
-                                   "        origin: {path: pkg/backends/training_utils/model_utils.py, computed: the L2 norm, logged: every step}\n")
-BIG_PROFILE = (TINY_PROFILE.replace("id: tiny", "id: big").replace("title: Tiny runs", "title: Big runs")
-               .replace("min: 0.25, max: 4.5", "min: 0.125, max: 7.5").replace("tiny-notes", "big-notes")
-               .replace("{kind: median, value: 400, steps: 10", "{kind: median, value: 800, steps: 10"))
+TWO_CATALOG = TINY_CATALOG.replace(
+    "        meaning: the gradient norm\n",
+    "        meaning: the gradient norm\n"
+    "        origin: {path: pkg/backends/training_utils/model_utils.py, computed: the L2 norm, logged: every step}\n",
+)
+BIG_PROFILE = (
+    TINY_PROFILE.replace("id: tiny", "id: big")
+    .replace("title: Tiny runs", "title: Big runs")
+    .replace("min: 0.25, max: 4.5", "min: 0.125, max: 7.5")
+    .replace("tiny-notes", "big-notes")
+    .replace("{kind: median, value: 400, steps: 10", "{kind: median, value: 800, steps: 10")
+)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -147,8 +163,10 @@ def test_every_metric_has_an_entry_with_its_meaning_and_ranges(page, site, manua
         assert heading.locator("a").first.get_attribute("href") == f"#{metric.anchor}"
         body = page.locator(f"h3#{metric.anchor} + .mm-entry")
         assert plain(metric.meaning) in body.locator(".mm-meaning").inner_text()
-        shown = [(li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
-                 for li in body.locator("li:has(.mm-range)").all()]
+        shown = [
+            (li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
+            for li in body.locator("li:has(.mm-range)").all()
+        ]
         assert shown == lines(manual, key), key
 
 
@@ -162,7 +180,9 @@ def _first_result(page, query: str) -> tuple[str, str]:
         # Results link with ?h= and the query's terms, split as the search splits them.
         """q => [...document.querySelectorAll('a.md-search-result__link')]
                  .some(a => new URL(a.href).searchParams.get('h') === q.split(/[\\s\\-\\/]+/).join(' '))""",
-        arg=query, timeout=15000)
+        arg=query,
+        timeout=15000,
+    )
     first = page.locator(".md-search-result__item").first.locator("a.md-search-result__link[href*='#']").first
     return first.get_attribute("href") or "", first.inner_text()
 
@@ -252,10 +272,14 @@ def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) 
             assert heading["y"] >= header["y"] + header["height"] - 1, (metric.key, viewport)
             assert meaning["y"] + meaning["height"] <= viewport["height"], (metric.key, viewport)
             assert last["y"] + last["height"] <= viewport["height"], (metric.key, viewport)
-            background = page.locator(f"h3#{metric.anchor} + .mm-entry").evaluate("e => getComputedStyle(e).backgroundColor")
+            background = page.locator(f"h3#{metric.anchor} + .mm-entry").evaluate(
+                "e => getComputedStyle(e).backgroundColor"
+            )
             assert background not in ("rgba(0, 0, 0, 0)", "transparent"), "the target is not highlighted"
             other = next(m for m in manual.metrics.values() if m is not metric)
-            plain_bg = page.locator(f"h3#{other.anchor} + .mm-entry").evaluate("e => getComputedStyle(e).backgroundColor")
+            plain_bg = page.locator(f"h3#{other.anchor} + .mm-entry").evaluate(
+                "e => getComputedStyle(e).backgroundColor"
+            )
             assert plain_bg in ("rgba(0, 0, 0, 0)", "transparent")
         _close(context, page, base)
 
@@ -275,7 +299,9 @@ def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -
         page.goto(f"{base}/reference/metrics/")
         assert (page.evaluate(_LUMINANCE) < 0.3) == dark, scheme
         page.locator("form[data-md-component=palette] label:visible").first.click()
-        page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') === '{'default' if dark else 'slate'}'")
+        page.wait_for_function(
+            f"() => document.body.getAttribute('data-md-color-scheme') === '{'default' if dark else 'slate'}'"
+        )
         assert (page.evaluate(_LUMINANCE) < 0.3) != dark, f"the toggle did not switch from {scheme}"
         _close(context, page, base)
 
@@ -291,7 +317,10 @@ def test_metrics_come_first_and_home_lists_every_key(page, site, manual) -> None
     for p in manual.profiles:
         page.goto(f"{base}/profiles/{p.id}/")
         for metric in manual.metrics.values():
-            assert page.locator(f".md-content a[href$='reference/metrics/#{metric.anchor}']").count() == 1, (p.id, metric.key)
+            assert page.locator(f".md-content a[href$='reference/metrics/#{metric.anchor}']").count() == 1, (
+                p.id,
+                metric.key,
+            )
 
 
 class _Anchors(HTMLParser):
@@ -323,7 +352,9 @@ def test_every_link_resolves(site) -> None:
                 continue
             path = urllib.parse.unquote(url.path)
             # 404.html links from the site's root (site_url's path is "/").
-            target = (out / path.lstrip("/") if path.startswith("/") else (file.parent / path).resolve()) if path else file
+            target = (
+                (out / path.lstrip("/") if path.startswith("/") else (file.parent / path).resolve()) if path else file
+            )
             if target.is_dir():
                 target = target / "index.html"
             if not target.exists():
@@ -368,7 +399,10 @@ def test_code_paths_link_to_the_catalog_commit(page, site, manual) -> None:
         if metric.origin is None or not code.url:
             assert link.count() == 0
             continue
-        assert link.get_attribute("href") == f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(metric.origin.path, safe='/')}"
+        assert (
+            link.get_attribute("href")
+            == f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(metric.origin.path, safe='/')}"
+        )
         assert link.inner_text() == metric.origin.path
 
 
@@ -399,8 +433,10 @@ def test_each_drawing_says_what_the_text_beside_it_says(page, site, manual) -> N
         drawn += 1
         said = svg.evaluate("s => s.querySelector(':scope > title').textContent")
         assert svg.get_attribute("aria-label") == said
-        beside = [(li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
-                  for li in entry.locator("li:has(.mm-range)").all()]
+        beside = [
+            (li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
+            for li in entry.locator("li:has(.mm-range)").all()
+        ]
         ranged_lines = [(r, t) for r, t in beside if r != "no range"]
         for text, title in ranged_lines:
             assert f"{title}: {text}" in said, (key, said)
@@ -436,10 +472,12 @@ def test_a_band_is_drawn_from_its_min_to_its_max_on_the_axis(browser, site, manu
             g = svg.evaluate(_GEOMETRY)
             ticks = g["ticks"]
             assert len(ticks) >= 2
-            assert [x for _, x in ticks] == sorted(x for _, x in ticks) and [v for v, _ in ticks] == sorted(v for v, _ in ticks)
+            assert [x for _, x in ticks] == sorted(x for _, x in ticks) and [v for v, _ in ticks] == sorted(
+                v for v, _ in ticks
+            )
             (v0, x0), (v1, x1) = ticks[0], ticks[-1]
 
-            def at(value: float) -> float:
+            def at(value: float, v0: float = v0, x0: float = x0, v1: float = v1, x1: float = x1) -> float:
                 return x0 + (value - v0) * (x1 - x0) / (v1 - v0)
 
             tolerance = 1.5  # px: stroke width and rounding of coordinates

@@ -1,4 +1,5 @@
 """build writes only what changed and nothing on bad input; check finds every kind of drift."""
+
 from __future__ import annotations
 
 import json
@@ -28,16 +29,23 @@ def test_build_writes_only_changed_files(tiny: Path) -> None:
     out = build(tiny)
     # The number shows on the reference page, the profile page and in every export.
     assert sorted(line for line in out.splitlines() if line.startswith("wrote")) == [
-        "wrote docs/.generated.json", "wrote docs/export/tiny.csv", "wrote docs/export/tiny.json",
-        "wrote docs/export/tiny.rules.yml", "wrote docs/export/tiny.yaml", "wrote docs/profiles/tiny.md",
-        "wrote docs/reference/metrics.md"]
+        "wrote docs/.generated.json",
+        "wrote docs/export/tiny.csv",
+        "wrote docs/export/tiny.json",
+        "wrote docs/export/tiny.rules.yml",
+        "wrote docs/export/tiny.yaml",
+        "wrote docs/profiles/tiny.md",
+        "wrote docs/reference/metrics.md",
+    ]
     assert "0.5 to 0.95 per step over 10 steps" in (tiny / "docs/reference/metrics.md").read_text("utf-8")
 
 
 def test_invalid_source_writes_nothing(tiny: Path) -> None:
     build(tiny)
     profile = tiny / "ranges/profiles/tiny.yaml"
-    profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95").replace("min: 0.25", "min: x"), "utf-8")
+    profile.write_text(
+        profile.read_text("utf-8").replace("max: 0.9", "max: 0.95").replace("min: 0.25", "min: x"), "utf-8"
+    )
     before = snapshot(tiny)
     result = run_cli("build", "--root", str(tiny))
     assert result.returncode == 2
@@ -77,9 +85,18 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
     result = check(tiny)
     assert result.returncode == 1
     line = line_of(tiny / "docs/reference/metrics.md", "0.5 to 0.9 per step")
-    assert f"docs/reference/metrics.md:{line}:1: error: generated file is out of date; run `metrics-manual build`" in result.stdout
-    assert '-- <span class="mm-range">0.5 to 0.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>' in result.stdout
-    assert '+- <span class="mm-range">0.5 to 0.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>' in result.stdout
+    assert (
+        f"docs/reference/metrics.md:{line}:1: error: generated file is out of date; run `metrics-manual build`"
+        in result.stdout
+    )
+    assert (
+        '-- <span class="mm-range">0.5 to 0.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>'
+        in result.stdout
+    )
+    assert (
+        '+- <span class="mm-range">0.5 to 0.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>'
+        in result.stdout
+    )
     assert "docs/export/tiny.json" in result.stdout
     assert result.stdout.rstrip().endswith("run `metrics-manual build` to regenerate files")
     build(tiny)
@@ -91,8 +108,10 @@ def test_drift_page_edited_by_hand(tiny: Path) -> None:
     edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
     result = check(tiny)
     assert result.returncode == 1
-    assert ("docs/profiles/tiny.md:14:1: error: generated file was edited by hand; "
-            "edit ranges/ or templates/ instead and run `metrics-manual build`") in result.stdout
+    assert (
+        "docs/profiles/tiny.md:14:1: error: generated file was edited by hand; "
+        "edit ranges/ or templates/ instead and run `metrics-manual build`"
+    ) in result.stdout
     out = build(tiny)
     assert "overwrote hand edits in docs/profiles/tiny.md" in out
     assert check(tiny).returncode == 0
@@ -111,15 +130,19 @@ def test_drift_template_changed(tiny: Path) -> None:
 
 def test_drift_template_drops_a_value(tiny: Path) -> None:
     """A template bug that loses a number fails even when the committed page matches it."""
-    edit(tiny / "templates/pages/reference/metrics.md.j2", "{% for e in p.expectations.get(metric.key, []) %}",
-         "{% for e in p.expectations.get(metric.key, [])[:1] %}")
+    edit(
+        tiny / "templates/pages/reference/metrics.md.j2",
+        "{% for e in p.expectations.get(metric.key, []) %}",
+        "{% for e in p.expectations.get(metric.key, [])[:1] %}",
+    )
     build(tiny)
     result = check(tiny)
     assert result.returncode == 1
     line = line_of(tiny / "docs/reference/metrics.md", "{#m-train-grad_norm ")
     assert result.stdout.splitlines()[0] == (
         f"docs/reference/metrics.md:{line}:1: error: reference page disagrees with ranges/: "
-        "train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing")
+        "train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing"
+    )
 
 
 def test_drift_export_deleted(tiny: Path) -> None:
@@ -141,10 +164,15 @@ def test_drift_stray_generated_file(tiny: Path) -> None:
     result = check(tiny)
     assert result.returncode == 1
     for rel in ("docs/profiles/old.md", "docs/export/old.json"):
-        assert f"{rel}:1:1: error: stray generated file: build no longer makes it; run `metrics-manual build` to remove it" in result.stdout
+        assert (
+            f"{rel}:1:1: error: stray generated file: build no longer makes it; run `metrics-manual build` to remove it"
+            in result.stdout
+        )
     # A file build never made is the user's: check says so, and build never deletes it.
-    assert ("docs/export/notes.txt:1:1: error: file in the export folder that build does not make; move it out of "
-            "docs/export/ (build never deletes a file it did not write)") in result.stdout
+    assert (
+        "docs/export/notes.txt:1:1: error: file in the export folder that build does not make; move it out of "
+        "docs/export/ (build never deletes a file it did not write)"
+    ) in result.stdout
     out = build(tiny)
     assert "removed stray docs/profiles/old.md" in out
     assert not (tiny / "docs/profiles/old.md").exists()
@@ -155,14 +183,20 @@ def test_drift_stray_generated_file(tiny: Path) -> None:
 
 def test_drift_hand_written_page_names_unknown_metric(tiny: Path) -> None:
     build(tiny)
-    (tiny / "docs/guide.md").write_text("# Guide\n\nWatch `train/grad_norm` and\n`train/grad_nrom`, not `ranges/x.yaml`.\n\n"
-                                        "```\ntrain/nothing_in_fences\n```\n", "utf-8")
+    (tiny / "docs/guide.md").write_text(
+        "# Guide\n\nWatch `train/grad_norm` and\n`train/grad_nrom`, not `ranges/x.yaml`.\n\n"
+        "```\ntrain/nothing_in_fences\n```\n",
+        "utf-8",
+    )
     result = check(tiny)
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == (
-        "docs/guide.md:4:1: error: unknown metric 'train/grad_nrom': not in ranges/catalog.yaml; did you mean 'train/grad_norm'?")
+        "docs/guide.md:4:1: error: unknown metric 'train/grad_nrom': not in ranges/catalog.yaml; did you mean 'train/grad_norm'?"
+    )
     assert result.stdout.splitlines()[1] == "1 problem(s)"  # a rebuild would not fix it: no advice to run build
-    (tiny / "docs/guide.md").write_text("# Guide\n\nWatch `train/grad_norm` and `train/weight/max` and `train/*`.\n", "utf-8")
+    (tiny / "docs/guide.md").write_text(
+        "# Guide\n\nWatch `train/grad_norm` and `train/weight/max` and `train/*`.\n", "utf-8"
+    )
     assert check(tiny).returncode == 0
 
 
@@ -171,12 +205,15 @@ def test_check_formats(tiny: Path) -> None:
     edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
     as_json = json.loads(check(tiny, "--format", "json").stdout)
     assert [(d["path"], d["line"], d["message"].split(";")[0]) for d in as_json] == [
-        ("docs/profiles/tiny.md", 14, "generated file was edited by hand")]
+        ("docs/profiles/tiny.md", 14, "generated file was edited by hand")
+    ]
     assert as_json[0]["diff"].startswith("--- a/docs/profiles/tiny.md\n+++ b/docs/profiles/tiny.md\n")
     github = check(tiny, "--format", "github")
     assert github.returncode == 1
-    assert github.stdout == ("::error file=docs/profiles/tiny.md,line=14,col=1::generated file was edited by hand; "
-                             "edit ranges/ or templates/ instead and run `metrics-manual build`\n")
+    assert github.stdout == (
+        "::error file=docs/profiles/tiny.md,line=14,col=1::generated file was edited by hand; "
+        "edit ranges/ or templates/ instead and run `metrics-manual build`\n"
+    )
 
 
 def test_check_on_invalid_source_exits_2(tiny: Path) -> None:
@@ -193,9 +230,9 @@ def test_the_repository_agrees_with_its_source() -> None:
 
 
 def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None:
-    from metrics_manual import files as files_mod
     from metrics_manual.build import build as build_in_process
-    from metrics_manual.files import WriteError
+    from metrics_manual.disk import files as files_mod
+    from metrics_manual.disk.files import WriteError
 
     build(tiny)
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
@@ -236,11 +273,13 @@ def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
 def test_short_diff_shows_the_first_hunks_and_counts_the_rest() -> None:
     import difflib
 
-    from metrics_manual.check import DIFF_HUNKS, short_diff
+    from metrics_manual.check.drift import DIFF_HUNKS, short_diff
 
     old = "".join(f"line {i}\n" for i in range(2000))
     one = old.replace("line 500\n", "line 500 changed\n")
-    assert short_diff("f", old, one) == "".join(difflib.unified_diff(old.splitlines(True), one.splitlines(True), "a/f", "b/f"))
+    assert short_diff("f", old, one) == "".join(
+        difflib.unified_diff(old.splitlines(True), one.splitlines(True), "a/f", "b/f")
+    )
     many = "".join(f"line {i}{' x' if i % 20 == 0 else ''}\n" for i in range(2000))
     diff = short_diff("f", old, many)
     assert diff.count("\n@@ ") + diff.startswith("@@") == DIFF_HUNKS
@@ -252,7 +291,7 @@ def test_short_diff_shows_the_first_hunks_and_counts_the_rest() -> None:
 
 
 def test_github_annotations_escape_every_property() -> None:
-    from metrics_manual.errors import Finding, report
+    from metrics_manual.diagnostics.finding import Finding, report
 
     finding = Finding("docs/a,b:c%.md", 3, 1, "bad: 100%\nnext line")
     assert report([finding], "github") == "::error file=docs/a%2Cb%3Ac%25.md,line=3,col=1::bad: 100%25%0Anext line"

@@ -1,12 +1,13 @@
 """`metrics-manual derive`: ranges from three runs the tests write, written back in place."""
+
 from __future__ import annotations
 
 import difflib
 import json
-from decimal import Decimal
 import math
 import re
 import statistics
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -16,11 +17,11 @@ from hypothesis import strategies as st
 
 from conftest import run_cli, snapshot
 from derive_helpers import STEPS, seed_run, seeds_project, write_runs
-from metrics_manual.runs import read_run
-from metrics_manual.derive import Method, percentile, round_down, round_near, round_up
-from metrics_manual.load import load_manual
-from metrics_manual.model import Band, Median
-from metrics_manual.run import Run
+from metrics_manual.derive.stats import Method, percentile, round_down, round_near, round_up
+from metrics_manual.model.schema import Band, Median
+from metrics_manual.runs.read import read_run
+from metrics_manual.runs.series import Run
+from metrics_manual.source.load import load_manual
 
 PROFILE = "ranges/profiles/seeds.yaml"
 
@@ -89,23 +90,35 @@ def test_derive_writes_independently_computed_numbers(seeds) -> None:
     e = profile.expectations
 
     reward = _pooled(runs, "rollout/raw_reward")
-    assert e["rollout/raw_reward"][0] == Band(kind="band", min=_outward(min(reward), 3, False), max=_outward(max(reward), 3, True),
-                                              steps=STEPS, sources=list(runs))
+    assert e["rollout/raw_reward"][0] == Band(
+        kind="band",
+        min=_outward(min(reward), 3, False),
+        max=_outward(max(reward), 3, True),
+        steps=STEPS,
+        sources=list(runs),
+    )
     grad, grad_first = _pooled(runs, "train/grad_norm"), _pooled(runs, "train/grad_norm", 2)
     band, window = e["train/grad_norm"]
     assert (band.min, band.max) == (_outward(min(grad), 3, False), _outward(max(grad), 3, True))
-    assert (window.min, window.max, window.window.first) == (_outward(min(grad_first), 3, False), _outward(max(grad_first), 3, True), 2)
+    assert (window.min, window.max, window.window.first) == (
+        _outward(min(grad_first), 3, False),
+        _outward(max(grad_first), 3, True),
+        2,
+    )
     assert window.condition == "in the first steps"  # a condition the maintainer wrote stays
     for b, vs in ((band, grad), (window, grad_first), (e["rollout/raw_reward"][0], reward)):
         assert all(b.contains(v) for v in vs)
 
     medians = [statistics.median(run.series["perf/step_time"].values()) for run in runs.values()]
-    assert e["perf/step_time"][0] == Median(kind="median", value=float(f"{statistics.median(medians):.3g}"), steps=STEPS,
-                                             sources=list(runs))
+    assert e["perf/step_time"][0] == Median(
+        kind="median", value=float(f"{statistics.median(medians):.3g}"), steps=STEPS, sources=list(runs)
+    )
     # Metrics without a range get a proposal: a band per step, a median for seconds.
     lengths = _pooled(runs, "rollout/response_lengths")
     assert (e["rollout/response_lengths"][0].min, e["rollout/response_lengths"][0].max) == (
-        _outward(min(lengths), 3, False), _outward(max(lengths), 3, True))
+        _outward(min(lengths), 3, False),
+        _outward(max(lengths), 3, True),
+    )
     assert e["perf/rollout_time"][0].kind == "median"
     # Provenance: one capture source per run, the run name as its key, its file's SHA-256, the commit.
     for name in runs:
@@ -128,7 +141,9 @@ def test_diff_touches_only_changed_numbers_and_sources(seeds) -> None:
     assert [line for line in after.splitlines() if line in kept] == kept
     assert re.search(r"\n    - \{kind: band, min: .*\} +# typed by hand once\n", after)
     assert "'in the first steps'" in after and '"in a healthy run"' in after
-    assert re.search(r"      - metric\n  seed-1:\n", after) and "\n\nexpectations:" in after  # the blank line stays last
+    assert (
+        re.search(r"      - metric\n  seed-1:\n", after) and "\n\nexpectations:" in after
+    )  # the blank line stays last
     # Derived again from the same runs: nothing left to change.
     again = run_cli("derive", "--profile", "seeds", *args, cwd=root)
     assert f"{PROFILE}: no change" in again.stdout, again.stdout
@@ -147,8 +162,17 @@ def test_dry_run_writes_nothing_and_prints_the_diff(seeds, tmp_path: Path) -> No
 
 def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_findings(seeds) -> None:
     root, runs, args = seeds
-    assert run_cli("derive", "--profile", "seeds", *args, "--capture-to", "ranges/captures/seeds", "--write", cwd=root).returncode == 0
-    assert sorted(p.name for p in (root / "ranges/captures/seeds").iterdir()) == ["seed-1.jsonl", "seed-2.jsonl", "seed-3.jsonl"]
+    assert (
+        run_cli(
+            "derive", "--profile", "seeds", *args, "--capture-to", "ranges/captures/seeds", "--write", cwd=root
+        ).returncode
+        == 0
+    )
+    assert sorted(p.name for p in (root / "ranges/captures/seeds").iterdir()) == [
+        "seed-1.jsonl",
+        "seed-2.jsonl",
+        "seed-3.jsonl",
+    ]
     assert run_cli("build", cwd=root).returncode == 0
     ok = run_cli("check", cwd=root)
     assert ok.returncode == 0, ok.stdout
@@ -156,12 +180,18 @@ def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_find
     text = (root / PROFILE).read_text("utf-8")
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "rollout/raw_reward:" in t) + 1
     low = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0].min
-    tight = re.sub(r"(rollout/raw_reward:\n    - \{kind: band, min: )[^,]+", lambda m: m.group(1) + repr(low + 0.05), text)
+    tight = re.sub(
+        r"(rollout/raw_reward:\n    - \{kind: band, min: )[^,]+", lambda m: m.group(1) + repr(low + 0.05), text
+    )
     (root / PROFILE).write_text(tight, "utf-8")
     assert run_cli("build", cwd=root).returncode == 0
     found = run_cli("check", cwd=root)
     assert found.returncode == 1
-    assert re.search(rf"^{PROFILE}:{line}:\d+: error: rollout/raw_reward .* its own capture 'seed-\d' gives fail: ", found.stdout, re.M), found.stdout
+    assert re.search(
+        rf"^{PROFILE}:{line}:\d+: error: rollout/raw_reward .* its own capture 'seed-\d' gives fail: ",
+        found.stdout,
+        re.M,
+    ), found.stdout
 
     (root / PROFILE).write_text(text, "utf-8")
     assert run_cli("build", cwd=root).returncode == 0
@@ -169,8 +199,11 @@ def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_find
     capture.write_text(capture.read_text("utf-8").replace("]]", "],[99,0.7]]", 1), "utf-8")
     changed = run_cli("check", cwd=root)
     assert changed.returncode == 1
-    assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seeds/seed-2.jsonl changed: its SHA-256 no longer matches",
-                     changed.stdout, re.M), changed.stdout
+    assert re.search(
+        rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seeds/seed-2.jsonl changed: its SHA-256 no longer matches",
+        changed.stdout,
+        re.M,
+    ), changed.stdout
 
 
 def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -> None:
@@ -180,7 +213,10 @@ def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -
     before = (root / PROFILE).read_text("utf-8")
     result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--write", cwd=root)
     assert result.returncode == 1
-    assert re.search(r"train/ppo_kl \[0\] exact: broken.*\n  violation: run 'seed-2' breaks it \(fail\): .*step 0: 0.003\n", result.stdout), result.stdout
+    assert re.search(
+        r"train/ppo_kl \[0\] exact: broken.*\n  violation: run 'seed-2' breaks it \(fail\): .*step 0: 0.003\n",
+        result.stdout,
+    ), result.stdout
     after = (root / PROFILE).read_text("utf-8")
     ppo = [t for t in before.splitlines() if "healthy run" in t]
     assert ppo and all(t in after.splitlines() for t in ppo)
@@ -190,22 +226,64 @@ def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -
 def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
     root, runs, args = seeds
     capture = ("--capture-to", "ranges/captures")  # in the project, so check re-judges with the warm-up left out
-    assert run_cli("derive", "--profile", "seeds", *args, "--skip-first", "2", "--metric", "train/grad_norm", *capture, "--write", cwd=root).returncode == 0
+    assert (
+        run_cli(
+            "derive",
+            "--profile",
+            "seeds",
+            *args,
+            "--skip-first",
+            "2",
+            "--metric",
+            "train/grad_norm",
+            *capture,
+            "--write",
+            cwd=root,
+        ).returncode
+        == 0
+    )
     band, window = load_manual(root).profile("seeds").expectations["train/grad_norm"]
     later = [v for run in runs.values() for s, v in sorted(run.series["train/grad_norm"].items())[2:]]
     assert (band.min, band.max) == (_outward(min(later), 3, False), _outward(max(later), 3, True))
-    assert band.condition == "after the first two steps" and window.window.first == 2 and "two steps" not in (window.condition or "")
+    assert (
+        band.condition == "after the first two steps"
+        and window.window.first == 2
+        and "two steps" not in (window.condition or "")
+    )
     assert load_manual(root).profile("seeds").sources["seed-1"].skip_first == 2
-    assert run_cli("derive", "--profile", "seeds", *args, "--skip-first", "2", "--metric", "rollout/raw_reward", *capture, "--write",
-                   cwd=root).returncode == 0
+    assert (
+        run_cli(
+            "derive",
+            "--profile",
+            "seeds",
+            *args,
+            "--skip-first",
+            "2",
+            "--metric",
+            "rollout/raw_reward",
+            *capture,
+            "--write",
+            cwd=root,
+        ).returncode
+        == 0
+    )
     reward = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0]
     later = [v for run in runs.values() for s, v in sorted(run.series["rollout/raw_reward"].items())[2:STEPS]]
-    assert (reward.min, reward.max, reward.steps) == (_outward(min(later), 3, False), _outward(max(later), 3, True), STEPS)
+    assert (reward.min, reward.max, reward.steps) == (
+        _outward(min(later), 3, False),
+        _outward(max(later), 3, True),
+        STEPS,
+    )
     assert run_cli("build", cwd=root).returncode == 0
     checked = run_cli("check", cwd=root)
     assert checked.returncode == 0, checked.stdout  # check leaves the warm-up out too
     # Derived again without a warm-up: the phrase and the record of it go.
-    assert run_cli("derive", "--profile", "seeds", *args, "--metric", "train/grad_norm", *capture, "--write", cwd=root).returncode == 0
+    assert (
+        run_cli(
+            "derive", "--profile", "seeds", *args, "--metric", "train/grad_norm", *capture, "--write", cwd=root
+        ).returncode
+        == 0
+    )
     again = load_manual(root).profile("seeds")
     assert again.expectations["train/grad_norm"][0].condition is None and again.sources["seed-1"].skip_first is None
     assert again.expectations["train/grad_norm"][1].condition == "in the first steps"
@@ -214,21 +292,39 @@ def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
 @pytest.mark.parametrize("method", ["percentile:5,95", "sigma:2"])
 def test_methods_write_their_envelope_rounded_outward(seeds, method: str) -> None:
     root, runs, args = seeds
-    assert run_cli("derive", "--profile", "seeds", *args, "--method", method, "--metric", "rollout/raw_reward", "--digits", "4", "--write",
-                   cwd=root).returncode == 0
+    assert (
+        run_cli(
+            "derive",
+            "--profile",
+            "seeds",
+            *args,
+            "--method",
+            method,
+            "--metric",
+            "rollout/raw_reward",
+            "--digits",
+            "4",
+            "--write",
+            cwd=root,
+        ).returncode
+        == 0
+    )
     lo, hi = Method.parse(method).envelope(_pooled(runs, "rollout/raw_reward"))
     band = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0]
     assert (band.min, band.max) == (_outward(lo, 4, False), _outward(hi, 4, True))
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["--run", "seed-1"], "expected NAME=PATH"),
-    (["--run", "Seed_1=x.jsonl"], "lower-case letters"),
-    (["--run", "seed-1=nowhere.jsonl"], "no such file"),
-    (["--method", "median"], "--method 'median'"),
-    (["--metric", "train/nothing"], "not in the catalog"),
-    (["--code-commit", "XYZ"], "hex digits"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["--run", "seed-1"], "expected NAME=PATH"),
+        (["--run", "Seed_1=x.jsonl"], "lower-case letters"),
+        (["--run", "seed-1=nowhere.jsonl"], "no such file"),
+        (["--method", "median"], "--method 'median'"),
+        (["--metric", "train/nothing"], "not in the catalog"),
+        (["--code-commit", "XYZ"], "hex digits"),
+    ],
+)
 def test_bad_input_is_a_finding_and_writes_nothing(seeds, bad: list[str], message: str) -> None:
     root, _, args = seeds
     files = snapshot(root)
@@ -251,9 +347,18 @@ def test_a_run_missing_a_metric_or_holding_nan_is_not_derived(seeds, tmp_path: P
     del runs["seed-1"].series["rollout/raw_reward"]
     runs["seed-3"].series["train/grad_norm"][5] = math.nan
     paths = write_runs(tmp_path / "holes", runs)
-    before = (root / PROFILE).read_text("utf-8")
-    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--metric", "rollout/raw_reward",
-                     "--metric", "train/grad_norm", "--write", cwd=root)
+    result = run_cli(
+        "derive",
+        "--profile",
+        "seeds",
+        *(f"--run={n}={p}" for n, p in paths.items()),
+        "--metric",
+        "rollout/raw_reward",
+        "--metric",
+        "train/grad_norm",
+        "--write",
+        cwd=root,
+    )
     assert result.returncode == 1
     assert "not derived: run 'seed-1' does not log rollout/raw_reward" in result.stdout
     assert "not derived: run 'seed-3' has a non-finite value (nan)" in result.stdout
@@ -269,7 +374,16 @@ def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_pa
     run.series["train/ppo_kl"][4] = -math.inf
     run.series["custom/not_in_catalog"] = {0: 1.0}
     paths = write_runs(tmp_path / "odd", {"seed-1": run})
-    result = run_cli("derive", "--profile", "seeds", f"--run=seed-1={paths['seed-1']}", "--capture-to", "ranges/captures", "--write", cwd=root)
+    result = run_cli(
+        "derive",
+        "--profile",
+        "seeds",
+        f"--run=seed-1={paths['seed-1']}",
+        "--capture-to",
+        "ranges/captures",
+        "--write",
+        cwd=root,
+    )
     assert result.returncode == 1  # the NaN keeps grad_norm from being derived
     text = (root / "ranges/captures/seed-1.jsonl").read_text("utf-8")
     assert '"NaN"' in text and '"-Infinity"' in text and "custom/" not in text
@@ -279,7 +393,9 @@ def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_pa
     assert set(back.series) == set(run.series) - {"custom/not_in_catalog"}
     for key, series in back.series.items():
         assert series.keys() == run.series[key].keys()
-        assert all(v == run.series[key][s] or (math.isnan(v) and math.isnan(run.series[key][s])) for s, v in series.items())
+        assert all(
+            v == run.series[key][s] or (math.isnan(v) and math.isnan(run.series[key][s])) for s, v in series.items()
+        )
     # Small enough to review: a 12-step run of 8 keys at full float precision.
     assert len(text.encode()) < 12 * 8 * 32
 
@@ -288,13 +404,26 @@ def test_proposals_cover_the_setup_steps_of_longer_runs(seeds, tmp_path: Path) -
     root, _, _ = seeds
     runs = {f"long-{i}": seed_run(i, steps=STEPS + 8) for i in (1, 2)}
     paths = write_runs(tmp_path / "long", runs)
-    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--metric", "rollout/response_lengths",
-                     "--metric", "perf/rollout_time", "--write", cwd=root)
+    result = run_cli(
+        "derive",
+        "--profile",
+        "seeds",
+        *(f"--run={n}={p}" for n, p in paths.items()),
+        "--metric",
+        "rollout/response_lengths",
+        "--metric",
+        "perf/rollout_time",
+        "--write",
+        cwd=root,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     e = load_manual(root).profile("seeds").expectations
     first = _pooled(runs, "rollout/response_lengths", STEPS)
-    assert (e["rollout/response_lengths"][0].min, e["rollout/response_lengths"][0].max, e["rollout/response_lengths"][0].steps) == (
-        _outward(min(first), 3, False), _outward(max(first), 3, True), STEPS)
+    assert (
+        e["rollout/response_lengths"][0].min,
+        e["rollout/response_lengths"][0].max,
+        e["rollout/response_lengths"][0].steps,
+    ) == (_outward(min(first), 3, False), _outward(max(first), 3, True), STEPS)
     assert e["perf/rollout_time"][0].steps == STEPS
 
 
@@ -308,13 +437,26 @@ def test_check_judges_only_captures_inside_the_project(seeds, tmp_path: Path) ->
     assert run_cli("check", cwd=root).returncode == 0
     # A capture inside the project that is gone is a finding.
     paths = write_runs(tmp_path / "again", {f"seed-{i}": seed_run(i) for i in (1, 2, 3)})
-    assert run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--capture-to", "ranges/captures",
-                   "--write", cwd=root).returncode == 0
+    assert (
+        run_cli(
+            "derive",
+            "--profile",
+            "seeds",
+            *(f"--run={n}={p}" for n, p in paths.items()),
+            "--capture-to",
+            "ranges/captures",
+            "--write",
+            cwd=root,
+        ).returncode
+        == 0
+    )
     assert run_cli("build", cwd=root).returncode == 0
     (root / "ranges/captures/seed-3.jsonl").unlink()
     missing = run_cli("check", cwd=root)
     assert missing.returncode == 1
-    assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seed-3.jsonl is missing", missing.stdout, re.M), missing.stdout
+    assert re.search(
+        rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seed-3.jsonl is missing", missing.stdout, re.M
+    ), missing.stdout
 
 
 def test_runs_in_other_forms_give_the_same_ranges(seeds, tmp_path: Path) -> None:
@@ -328,12 +470,15 @@ def test_runs_in_other_forms_give_the_same_ranges(seeds, tmp_path: Path) -> None
     for s in range(STEPS):
         for ns, step_key in (("rollout", "rollout/step"), ("train", "train/step"), ("perf", "rollout/step")):
             metrics = {k: series[s] for k, series in runs["seed-2"].series.items() if k.startswith(ns + "/")}
-            lines.append(json.dumps({"ts": 1.0 + s, "step_key": step_key, "step": s, "metrics": {step_key: s, **metrics}}))
+            lines.append(
+                json.dumps({"ts": 1.0 + s, "step_key": step_key, "step": s, "metrics": {step_key: s, **metrics}})
+            )
     dashboard.write_text("\n".join(lines) + "\n", "utf-8")
     mixed = [a if "seed-2=" not in a else f"--run=seed-2={dashboard}" for a in args]
     root2 = seeds_project(tmp_path / "again")
     result = run_cli("derive", "--profile", "seeds", *mixed, "--write", cwd=root2)
     assert result.returncode == 0, result.stdout + result.stderr
     again = load_manual(root2).profile("seeds").expectations
-    assert {k: [e.model_dump(exclude={"sources"}) for e in v] for k, v in again.items()} == \
-           {k: [e.model_dump(exclude={"sources"}) for e in v] for k, v in from_history.items()}
+    assert {k: [e.model_dump(exclude={"sources"}) for e in v] for k, v in again.items()} == {
+        k: [e.model_dump(exclude={"sources"}) for e in v] for k, v in from_history.items()
+    }

@@ -1,4 +1,5 @@
 """Editing a profile file keeps everything the edit does not change, byte for byte."""
+
 from __future__ import annotations
 
 import difflib
@@ -12,8 +13,8 @@ from hypothesis import strategies as st
 
 from conftest import REPO, TINY_PROFILE
 from derive_helpers import SEEDS_CATALOG, SEEDS_PROFILE
-from metrics_manual.errors import SourceError
-from metrics_manual.profile_edit import Number, ProfileFile, yaml_number
+from metrics_manual.derive.profile_edit import Number, ProfileFile, yaml_number
+from metrics_manual.diagnostics.finding import SourceError
 
 # Block lists at the key's own column, four-space indentation, folded and literal text,
 # quoted strings, comments everywhere, trailing blank lines.
@@ -50,8 +51,14 @@ expectations:
     - { kind: band, min: 0.5, max: 0.9 }
     - {kind: exact, value: 0, at: [every_step]}
 """
-FIXTURES = {"seeds": SEEDS_PROFILE, "tiny": TINY_PROFILE, "catalog": SEEDS_CATALOG, "offset-zero": OFFSET_ZERO,
-            "respaced": RESPACED, "crlf": SEEDS_PROFILE.replace("\n", "\r\n")}
+FIXTURES = {
+    "seeds": SEEDS_PROFILE,
+    "tiny": TINY_PROFILE,
+    "catalog": SEEDS_CATALOG,
+    "offset-zero": OFFSET_ZERO,
+    "respaced": RESPACED,
+    "crlf": SEEDS_PROFILE.replace("\n", "\r\n"),
+}
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
@@ -85,12 +92,20 @@ def _first_number(data: object, loc: tuple = ()) -> tuple | None:
         for i, v in enumerate(data):
             if (found := _first_number(v, (*loc, i))) is not None:
                 return found
-    elif isinstance(data, (int, float)) and not isinstance(data, bool) and loc and loc[0] == "expectations" and loc[-1] in ("min", "max", "value"):
+    elif (
+        isinstance(data, (int, float))
+        and not isinstance(data, bool)
+        and loc
+        and loc[0] == "expectations"
+        and loc[-1] in ("min", "max", "value")
+    ):
         return loc
     return None
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "ranges" / "profiles").glob("*.yaml")) + [None], ids=lambda p: p.name if p else "seeds")
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "ranges" / "profiles").glob("*.yaml")) + [None], ids=lambda p: p.name if p else "seeds"
+)
 def test_changing_one_number_changes_one_line(path: Path | None) -> None:
     text = path.read_text("utf-8") if path else SEEDS_PROFILE
     loc = _first_number(yaml.safe_load(text))

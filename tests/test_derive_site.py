@@ -1,10 +1,11 @@
 """Reference curves on the site: a fixture profile with its captures in its own tree, seen in Chromium."""
+
 from __future__ import annotations
 
 import functools
 import html as html_text
-import re
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -13,8 +14,9 @@ import pytest
 
 from conftest import REPO, run_cli
 from derive_helpers import seed_run, seeds_project, write_runs
-from metrics_manual.curves import ReferenceCurves
-from metrics_manual.load import load_manual
+from metrics_manual.runs.capture import captured_runs_by_profile
+from metrics_manual.site.curves import ReferenceCurves
+from metrics_manual.source.load import load_manual
 from test_browser import CHROMIUM_ARGS, _Quiet
 from test_site import mkdocs_build
 
@@ -32,8 +34,16 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(page, root / "docs" / page.name)
     shutil.copytree(REPO / "docs" / "stylesheets", root / "docs" / "stylesheets")
     paths = write_runs(tmp / "runs", {name: seed_run(i) for i, name in enumerate(RUNS, 1)})
-    result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()),
-                     "--capture-to", "ranges/captures/seeds", "--write", cwd=root)
+    result = run_cli(
+        "derive",
+        "--profile",
+        "seeds",
+        *(f"--run={n}={p}" for n, p in paths.items()),
+        "--capture-to",
+        "ranges/captures/seeds",
+        "--write",
+        cwd=root,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert run_cli("build", cwd=root).returncode == 0
     return root
@@ -41,7 +51,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> None:
     manual = load_manual(derived)
-    curves = ReferenceCurves(manual, derived)
+    curves = ReferenceCurves(manual, captured_runs_by_profile(derived, manual.profiles, manual.catalog))
     captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
     for metric in manual.metrics.values():
         drawings = curves(metric)
@@ -50,12 +60,19 @@ def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> N
             continue
         assert len(drawings) == 1 and drawings[0].startswith("<svg") and "\n" not in drawings[0], metric.key
         title = re.search(r"<svg[^>]*><title>([^<]*)</title>", drawings[0])
-        assert title and html_text.unescape(title.group(1)).startswith(metric.key) and all(name in title.group(1) for name in RUNS)
+        assert (
+            title
+            and html_text.unescape(title.group(1)).startswith(metric.key)
+            and all(name in title.group(1) for name in RUNS)
+        )
 
 
 def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path) -> None:
     manual = load_manual(derived)
-    assert all(ReferenceCurves(manual, tmp_path)(m) == [] for m in manual.metrics.values())  # the captures are not there
+    assert all(
+        ReferenceCurves(manual, captured_runs_by_profile(tmp_path, manual.profiles, manual.catalog))(m) == []
+        for m in manual.metrics.values()
+    )  # the captures are not there
 
 
 def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:

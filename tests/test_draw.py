@@ -1,4 +1,5 @@
 """Drawings of ranges and runs: geometry read from data attributes, words equal to the text, inert text."""
+
 from __future__ import annotations
 
 import math
@@ -10,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from metrics_manual.draw import MAX_POINTS, make_axis, nice_ticks, range_drawing, series_drawing
-from metrics_manual.model import Expectation
-from metrics_manual.phrase import describe, num
+from metrics_manual.model.phrase import describe, num
+from metrics_manual.model.schema import Expectation
+from metrics_manual.site.draw import MAX_POINTS, make_axis, nice_ticks, range_drawing, series_drawing
 
 SVG = "{http://www.w3.org/2000/svg}"
 E = TypeAdapter(Expectation).validate_python
@@ -73,14 +74,16 @@ def test_the_title_states_every_range_in_describes_words_prefixed_by_its_profile
 
 def test_every_kind_is_drawn_as_what_it_is() -> None:
     root = parse(range_drawing(ALL_KINDS, None))
-    got = [(m.get("data-kind"), sorted(c.tag.removeprefix(SVG) for c in m if c.tag != f"{SVG}title")) for m in marks(root)]
+    got = [
+        (m.get("data-kind"), sorted(c.tag.removeprefix(SVG) for c in m if c.tag != f"{SVG}title")) for m in marks(root)
+    ]
     assert got == [
         ("band", ["rect"]),
         ("window", ["rect"]),
-        ("band", ["line", "rect"]),      # open: bar and arrow
+        ("band", ["line", "rect"]),  # open: bar and arrow
         ("band", ["line", "rect"]),
-        ("median", ["path"]),            # a diamond
-        ("exact", ["line"]),             # a tick
+        ("median", ["path"]),  # a diamond
+        ("exact", ["line"]),  # a tick
         ("presence", ["line", "line", "text"]),
     ]
     band, window, at_least, at_most = marks(root)[:4]
@@ -120,7 +123,9 @@ def test_marks_sit_on_the_axis_where_their_numbers_are() -> None:
 
 
 def test_data_attributes_state_the_numbers_as_given() -> None:
-    root = parse(range_drawing([("P", exp(kind="band", min=0.1, max=7)), ("P", exp(kind="median", value=1e-7, steps=3))], None))
+    root = parse(
+        range_drawing([("P", exp(kind="band", min=0.1, max=7)), ("P", exp(kind="median", value=1e-7, steps=3))], None)
+    )
     band, median = marks(root)
     assert (band.get("data-min"), band.get("data-max"), median.get("data-value")) == ("0.1", "7", "1e-07")
 
@@ -217,7 +222,9 @@ def test_nothing_to_draw_gives_nothing() -> None:
 
 def test_a_drawing_survives_markdown_unchanged() -> None:
     markdown = pytest.importorskip("markdown")
-    svg = range_drawing([("snake_case *x* `y` [l](u) <b>", exp(kind="band", min=1, max=2, condition="a_b **c** \\*"))], "s")
+    svg = range_drawing(
+        [("snake_case *x* `y` [l](u) <b>", exp(kind="band", min=1, max=2, condition="a_b **c** \\*"))], "s"
+    )
     for page in (f"Text\n\n{svg}\n\nMore", f"- item {svg}", f"| a |\n|---|\n| {svg} |"):
         assert svg in markdown.markdown(page, extensions=["attr_list", "tables", "admonition", "toc"])
 
@@ -251,8 +258,10 @@ def groups(root: ET.Element, cls: str) -> list[ET.Element]:
 
 
 def points(run: ET.Element) -> list[list[tuple[float, float]]]:
-    return [[tuple(map(float, p.split(","))) for p in line.get("points", "").split()]  # type: ignore[misc]
-            for line in run.iter(f"{SVG}polyline")]
+    return [
+        [tuple(map(float, p.split(","))) for p in line.get("points", "").split()]  # type: ignore[misc]
+        for line in run.iter(f"{SVG}polyline")
+    ]
 
 
 def test_each_run_is_a_curve_placed_by_its_steps_and_values() -> None:
@@ -269,11 +278,13 @@ def test_each_run_is_a_curve_placed_by_its_steps_and_values() -> None:
     legend = groups(root, "mm-legend")
     assert [g.get("data-run") for g in legend] == list(RUNS)
     assert [(g.find(f"{SVG}line").get("stroke"), g.find(f"{SVG}line").get("stroke-dasharray")) for g in legend] == [  # type: ignore[union-attr]
-        (p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")]
+        (p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")
+    ]
     x_ticks = [float(t.get("data-value", "")) for t in groups(root, "mm-tick-x")]
     assert x_ticks == sorted(x_ticks) and all(t == int(t) for t in x_ticks)
     assert [t.find(f"{SVG}text").text for t in groups(root, "mm-tick-y")] == [  # type: ignore[union-attr]
-        num(float(t.get("data-value", ""))) for t in groups(root, "mm-tick-y")]
+        num(float(t.get("data-value", ""))) for t in groups(root, "mm-tick-y")
+    ]
 
 
 def test_the_expected_range_is_drawn_at_its_numbers_with_describes_words() -> None:
@@ -297,27 +308,38 @@ def test_the_expected_range_is_drawn_at_its_numbers_with_describes_words() -> No
 
 def test_failing_steps_are_ringed_with_their_step_and_value() -> None:
     runs = {"a": {0: 1.0, 1: 9.0, 2: NAN}, "b": {0: 1.0}}
-    root = parse(series_drawing(runs, [exp(kind="band", min=0, max=2)], "s", title="t",
-                                failing={"a": [1, 2], "b": [5]}))
+    root = parse(
+        series_drawing(runs, [exp(kind="band", min=0, max=2)], "s", title="t", failing={"a": [1, 2], "b": [5]})
+    )
     x, y = axis_map(root, "x"), axis_map(root, "y")
     top, bottom = float(root.get("data-y-end", "")), float(root.get("data-y-start", ""))
     got = {(g.get("data-run"), g.get("data-step")): g for g in groups(root, "mm-failing")}
     assert set(got) == {("a", "1"), ("a", "2"), ("b", "5")}
     assert title(got["a", "1"]) == "a: step 1: 9 s, failing"
-    assert (float(got["a", "1"].get("data-x", "")), float(got["a", "1"].get("data-y", ""))) == pytest.approx((x(1), y(9)), abs=0.02)
+    assert (float(got["a", "1"].get("data-x", "")), float(got["a", "1"].get("data-y", ""))) == pytest.approx(
+        (x(1), y(9)), abs=0.02
+    )
     assert title(got["a", "2"]) == "a: step 2: NaN, failing" and float(got["a", "2"].get("data-y", "")) == top
     assert title(got["b", "5"]) == "b: step 5: not logged, failing" and float(got["b", "5"].get("data-y", "")) == bottom
     assert float(root.get("data-axis-x-max", "")) > 5  # a failing step widens the axis
 
 
 def test_non_finite_values_break_the_curve_and_are_marked_at_the_edge() -> None:
-    root = parse(series_drawing({"r": {0: 1.0, 1: 2.0, 2: NAN, 3: 1.5, 4: 1.0, 5: INF, 6: -INF, 7: 1.0, 8: 2.0}}, [],
-                                None, title="t"))
+    root = parse(
+        series_drawing(
+            {"r": {0: 1.0, 1: 2.0, 2: NAN, 3: 1.5, 4: 1.0, 5: INF, 6: -INF, 7: 1.0, 8: 2.0}}, [], None, title="t"
+        )
+    )
     top, bottom = float(root.get("data-y-end", "")), float(root.get("data-y-start", ""))
-    marked = [(g.get("data-step"), g.get("data-value"), float(g.get("data-y", ""))) for g in groups(root, "mm-nonfinite")]
+    marked = [
+        (g.get("data-step"), g.get("data-value"), float(g.get("data-y", ""))) for g in groups(root, "mm-nonfinite")
+    ]
     assert marked == [("2", "nan", top), ("5", "inf", top), ("6", "-inf", bottom)]
-    assert [title(g) for g in groups(root, "mm-nonfinite")] == ["r: step 2: NaN", "r: step 5: infinity",
-                                                                 "r: step 6: minus infinity"]
+    assert [title(g) for g in groups(root, "mm-nonfinite")] == [
+        "r: step 2: NaN",
+        "r: step 5: infinity",
+        "r: step 6: minus infinity",
+    ]
     assert [len(line) for line in points(groups(root, "mm-run")[0])] == [2, 2, 2]
     shapes = [sorted(c.tag for c in g if c.tag != f"{SVG}title") for g in groups(root, "mm-nonfinite")]
     assert shapes[0] != shapes[1]  # NaN does not look like infinity
@@ -350,18 +372,30 @@ def test_long_runs_are_thinned_keeping_extremes_and_failing_steps() -> None:
 
 
 def test_series_text_stays_text_and_the_same_input_gives_the_same_bytes() -> None:
-    svg = series_drawing({HOSTILE: {0: 1.0, 1: 2.0}}, [exp(kind="band", min=0, max=3, condition=HOSTILE)], HOSTILE,
-                         title=HOSTILE, failing={HOSTILE: [1]})
+    svg = series_drawing(
+        {HOSTILE: {0: 1.0, 1: 2.0}},
+        [exp(kind="band", min=0, max=3, condition=HOSTILE)],
+        HOSTILE,
+        title=HOSTILE,
+        failing={HOSTILE: [1]},
+    )
     assert "<script" not in svg and "</svg>" not in svg[:-6] and "]]>" not in svg and "\n" not in svg
     root = parse(svg)
     assert title(root) == root.get("aria-label") == HOSTILE
     assert groups(root, "mm-run")[0].get("data-run") == HOSTILE == title(groups(root, "mm-run")[0])
     assert title(groups(root, "mm-mark")[0]) == describe(exp(kind="band", min=0, max=3, condition=HOSTILE), HOSTILE)
     assert title(groups(root, "mm-failing")[0]).startswith(f"{HOSTILE}: step 1: 2 ")
-    assert svg == series_drawing({HOSTILE: {1: 2.0, 0: 1.0}}, [exp(kind="band", min=0, max=3, condition=HOSTILE)], HOSTILE,
-                                 title=HOSTILE, failing={HOSTILE: [1]})
+    assert svg == series_drawing(
+        {HOSTILE: {1: 2.0, 0: 1.0}},
+        [exp(kind="band", min=0, max=3, condition=HOSTILE)],
+        HOSTILE,
+        title=HOSTILE,
+        failing={HOSTILE: [1]},
+    )
     assert root.get("width") == "100%" and root.get("height") is None
-    line_breaks = series_drawing({"a\nb\udc80\x00": {0: 1.0}}, [], None, title="t\r\nu")  # e.g. run names typed on a command line
+    line_breaks = series_drawing(
+        {"a\nb\udc80\x00": {0: 1.0}}, [], None, title="t\r\nu"
+    )  # e.g. run names typed on a command line
     assert "\n" not in line_breaks and title(parse(line_breaks)) == "t  u"
     assert groups(parse(line_breaks), "mm-run")[0].get("data-run") == "a b  "
 

@@ -1,4 +1,5 @@
 """Exported profiles: schema-valid, deterministic, round-tripping, and Prometheus rules that promtool accepts."""
+
 from __future__ import annotations
 
 import csv
@@ -17,10 +18,18 @@ from hypothesis import strategies as st
 from conftest import REPO, TINY_CATALOG, TINY_PROFILE, require_tool, run_cli, write_project
 from metrics_manual.api import load_profile
 from metrics_manual.build import generate
-from metrics_manual.export import (export_document, gauge_name, judge, read_csv, to_csv, to_json,
-                                   to_prometheus, to_yaml)
-from metrics_manual.load import load_manual
-from metrics_manual.model import AtStep, Band, Exact, Profile, ProfileExport
+from metrics_manual.exports.formats import (
+    export_document,
+    gauge_name,
+    judge,
+    read_csv,
+    to_csv,
+    to_json,
+    to_prometheus,
+    to_yaml,
+)
+from metrics_manual.model.schema import Band, Exact, Profile, ProfileExport
+from metrics_manual.source.load import load_manual
 
 SCHEMA = json.loads((REPO / "docs/export/profile.schema.json").read_text("utf-8"))
 
@@ -90,8 +99,11 @@ def test_api_answers_what_a_metric_should_be(tiny: Path, tmp_path: Path) -> None
     assert isinstance(exact, Exact) and exact.at == "every_step" and exact.contains(0)
     assert doc.expected("train/weight/max") == []
     grad = doc.metric("train/grad_norm")
-    assert (grad.section, grad.meaning, grad.url) == ("training", "the gradient norm",
-                                                      "http://127.0.0.1:8000/reference/metrics/#m-train-grad_norm")
+    assert (grad.section, grad.meaning, grad.url) == (
+        "training",
+        "the gradient norm",
+        "http://127.0.0.1:8000/reference/metrics/#m-train-grad_norm",
+    )
     with pytest.raises(KeyError):
         doc.expected("train/nothing")
     broken = tmp_path / "x.json"
@@ -102,7 +114,7 @@ def test_api_answers_what_a_metric_should_be(tiny: Path, tmp_path: Path) -> None
 
 # --- round trip, as a property over generated profiles ---------------------------------
 
-numbers = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False))
+numbers = st.one_of(st.integers(-(10**6), 10**6), st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False))
 texts = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30)
 conditions = st.none() | texts
 sources = st.lists(st.sampled_from(["summary", "code"]), max_size=2, unique=True)
@@ -124,11 +136,24 @@ def bands(draw: st.DrawFn) -> dict:
 
 expectations = st.one_of(
     bands(),
-    st.fixed_dictionaries({"kind": st.just("median"), "value": numbers, "steps": st.integers(1, 10),
-                           "condition": conditions, "sources": sources},
-                          optional={"tolerance": st.floats(1e-6, 10, allow_nan=False)}),
-    st.fixed_dictionaries({"kind": st.just("exact"), "value": numbers, "condition": conditions,
-                           "at": st.sampled_from(["every_step", "every_run"]) | st.builds(lambda s: {"step": s}, st.integers(0, 9))}),
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("median"),
+            "value": numbers,
+            "steps": st.integers(1, 10),
+            "condition": conditions,
+            "sources": sources,
+        },
+        optional={"tolerance": st.floats(1e-6, 10, allow_nan=False)},
+    ),
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("exact"),
+            "value": numbers,
+            "condition": conditions,
+            "at": st.sampled_from(["every_step", "every_run"]) | st.builds(lambda s: {"step": s}, st.integers(0, 9)),
+        }
+    ),
     st.fixed_dictionaries({"kind": st.just("presence"), "condition": conditions}),
 )
 KEYS = ["rollout/raw_reward", "rollout/response_lengths", "train/grad_norm", "train/pg_clipfrac", "train/weight/*"]
@@ -141,8 +166,9 @@ def tiny_manual(tmp_path_factory: pytest.TempPathFactory):
 
 
 @settings(max_examples=150, deadline=None)
-@given(exps=st.dictionaries(st.sampled_from(KEYS), st.lists(expectations, min_size=1, max_size=3), max_size=5),
-       title=texts)
+@given(
+    exps=st.dictionaries(st.sampled_from(KEYS), st.lists(expectations, min_size=1, max_size=3), max_size=5), title=texts
+)
 def test_every_format_loads_back_to_the_same_profile(tiny_manual, exps: dict, title: str) -> None:
     manual, _ = tiny_manual
     base = manual.profile("tiny").model_dump()
@@ -159,21 +185,29 @@ def test_every_format_loads_back_to_the_same_profile(tiny_manual, exps: dict, ti
 
 
 json_like = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(blacklist_categories=("Cs",))),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), inner, max_size=4),
-    max_leaves=20)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), json_like, max_size=5))
 def test_yaml_emitter_round_trips_any_json_like_data(data: dict) -> None:
-    from metrics_manual.export import to_yaml_text
+    from metrics_manual.exports.formats import to_yaml_text
 
     assert yaml.safe_load(to_yaml_text(data)) == (data or None)
 
 
 # --- Prometheus ------------------------------------------------------------------------
+
 
 def test_gauge_names_follow_miles() -> None:
     assert gauge_name("train/grad_norm") == "miles_metric_train_grad_norm"
@@ -188,7 +222,8 @@ def test_rules_leave_out_what_a_gauge_cannot_judge(tiny: Path) -> None:
     assert [r["labels"]["metric"] for r in rules] == ["rollout/raw_reward", "train/grad_norm", "train/pg_clipfrac"]
     assert [line for line in text.splitlines() if line.startswith("# - ")] == [
         "# - rollout/response_lengths: 400 tokens median of 10 steps, with plain sampling (a median over steps: a gauge holds one value)",
-        "# - train/grad_norm: 1 to 3 per step in the first 2 steps (a window of the first steps: a gauge does not know the step)"]
+        "# - train/grad_norm: 1 to 3 per step in the first 2 steps (a window of the first steps: a gauge does not know the step)",
+    ]
     raw = rules[0]
     assert raw["expr"] == "miles_metric_rollout_raw_reward < 0.5 or miles_metric_rollout_raw_reward > 0.9"
     assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
@@ -199,38 +234,63 @@ def test_site_url_comes_from_the_environment_as_mkdocs_reads_it(tiny: Path) -> N
     import os
     import subprocess
     import sys
+
     env = {**os.environ, "SITE_URL": "https://metrics.example.org/manual/"}
-    out = subprocess.run([sys.executable, "-m", "metrics_manual", "export", "--root", str(tiny), "--profile", "tiny"],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "metrics_manual", "export", "--root", str(tiny), "--profile", "tiny"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["metrics"][0]["url"] == "https://metrics.example.org/manual/reference/metrics/#m-rollout-raw_reward"
+    assert (
+        json.loads(out.stdout)["metrics"][0]["url"]
+        == "https://metrics.example.org/manual/reference/metrics/#m-rollout-raw_reward"
+    )
     env.pop("SITE_URL")
-    out = subprocess.run([sys.executable, "-m", "metrics_manual", "export", "--root", str(tiny), "--profile", "tiny"],
-                         capture_output=True, text=True, env=env)
-    assert json.loads(out.stdout)["metrics"][0]["url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
+    out = subprocess.run(
+        [sys.executable, "-m", "metrics_manual", "export", "--root", str(tiny), "--profile", "tiny"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert (
+        json.loads(out.stdout)["metrics"][0]["url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
+    )
 
 
-@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\",\"y\")", "+1", "-2+3", "@SUM(A1)", "'quoted", "plain"])
+@pytest.mark.parametrize("text", ['=HYPERLINK("http://x","y")', "+1", "-2+3", "@SUM(A1)", "'quoted", "plain"])
 def test_csv_cells_never_open_as_formulas(tmp_path: Path, text: str) -> None:
     profile = TINY_PROFILE.replace("condition: with plain sampling", f"condition: {json.dumps(text)}")
     catalog = TINY_CATALOG.replace("meaning: the gradient norm", f"meaning: {json.dumps(text)}")
     manual, files = generate(write_project(tmp_path, catalog=catalog, profiles={"tiny": profile}))
     rows = list(csv.DictReader(io.StringIO(files["docs/export/tiny.csv"], newline="")))
     cells = [r["condition"] for r in rows if r["key"] == "rollout/response_lengths"] + [
-        r["meaning"] for r in rows if r["key"] == "train/grad_norm"]
+        r["meaning"] for r in rows if r["key"] == "train/grad_norm"
+    ]
     for cell in cells:
         assert not cell.startswith(("=", "+", "-", "@")) and cell.lstrip("'") == text.lstrip("'")
         assert cell == (text if text == "plain" else "'" + text)
-    assert {k: v for k, v in read_csv(files["docs/export/tiny.csv"]).items() if v} == manual.profile("tiny").expectations
+    assert {k: v for k, v in read_csv(files["docs/export/tiny.csv"]).items() if v} == manual.profile(
+        "tiny"
+    ).expectations
 
 
 def test_annotation_text_from_the_source_is_not_a_go_template(tiny: Path) -> None:
-    manual = load_manual(write_project(tiny.parent / "g", profiles={"tiny": TINY_PROFILE.replace(
-        "{kind: band, min: 0.25, max: 4.5}", "{kind: band, min: 0.25, max: 4.5, condition: 'with {{ $x }}'}")}))
+    manual = load_manual(
+        write_project(
+            tiny.parent / "g",
+            profiles={
+                "tiny": TINY_PROFILE.replace(
+                    "{kind: band, min: 0.25, max: 4.5}", "{kind: band, min: 0.25, max: 4.5, condition: 'with {{ $x }}'}"
+                )
+            },
+        )
+    )
     doc = export_document(manual, manual.profile("tiny"), None)
     rules = yaml.safe_load(to_prometheus(doc))["groups"][0]["rules"]
     grad = next(r for r in rules if r["labels"]["metric"] == "train/grad_norm")
-    assert grad["annotations"]["expected"] == '0.25 to 4.5 per step, with {{ "{{" }} $x }}' 
+    assert grad["annotations"]["expected"] == '0.25 to 4.5 per step, with {{ "{{" }} $x }}'
 
 
 def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
@@ -245,24 +305,39 @@ def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
                     lo, hi = e.min, e.max
                     width = abs((hi if hi is not None else 0) - (lo if lo is not None else 0)) or 1.0
                     inside = (lo + hi) / 2 if lo is not None and hi is not None else (lo if lo is not None else hi)
-                    outside = [v for v in ((lo - width) if lo is not None else None, (hi + width) if hi is not None else None) if v is not None]
+                    outside = [
+                        v
+                        for v in ((lo - width) if lo is not None else None, (hi + width) if hi is not None else None)
+                        if v is not None
+                    ]
                 else:
                     inside, outside = e.value, [e.value + 1, e.value - 1]
                 for bad in outside:
                     g = gauge_name(key)
                     rule = next(r for r in doc_rules(rule_file) if r["labels"]["metric"] == key)
-                    tests.append({
-                        "interval": "1m",
-                        "input_series": [
-                            {"series": f'{g}{{run_name="good"}}', "values": f"{inside!r}x3"},
-                            {"series": f'{g}{{run_name="bad"}}', "values": f"{bad!r}x3"},
-                        ],
-                        "alert_rule_test": [{
-                            "eval_time": "2m", "alertname": rule["alert"],
-                            "exp_alerts": [{"exp_labels": {**rule["labels"], "run_name": "bad"},
-                                            "exp_annotations": {k: expand(v, "bad", bad) for k, v in rule["annotations"].items()}}],
-                        }],
-                    })
+                    tests.append(
+                        {
+                            "interval": "1m",
+                            "input_series": [
+                                {"series": f'{g}{{run_name="good"}}', "values": f"{inside!r}x3"},
+                                {"series": f'{g}{{run_name="bad"}}', "values": f"{bad!r}x3"},
+                            ],
+                            "alert_rule_test": [
+                                {
+                                    "eval_time": "2m",
+                                    "alertname": rule["alert"],
+                                    "exp_alerts": [
+                                        {
+                                            "exp_labels": {**rule["labels"], "run_name": "bad"},
+                                            "exp_annotations": {
+                                                k: expand(v, "bad", bad) for k, v in rule["annotations"].items()
+                                            },
+                                        }
+                                    ],
+                                }
+                            ],
+                        }
+                    )
     return {"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": tests}
 
 
@@ -273,8 +348,11 @@ def go_number(v: float) -> str:
 
 def expand(text: str, run: str, value: float) -> str:
     """The annotation as Prometheus renders it for one alert."""
-    return (text.replace("{{ $labels.run_name }}", run).replace("{{ $value }}", go_number(value))
-            .replace('{{ "{{" }}', "{{"))
+    return (
+        text.replace("{{ $labels.run_name }}", run)
+        .replace("{{ $value }}", go_number(value))
+        .replace('{{ "{{" }}', "{{")
+    )
 
 
 def doc_rules(rule_file: Path) -> list[dict]:
@@ -314,10 +392,15 @@ KEY_CHARACTERS = "abzAZ09_@.-"
 def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> None:
     promtool = require_tool("promtool")
     keys = [f"train/k{i}{c}x" for i, c in enumerate(KEY_CHARACTERS)] + ["train/a.b/c-d@e"]
-    catalog = TINY_CATALOG.replace("      - key: train/pg_clipfrac\n", "".join(
-        f"      - {{key: {json.dumps(k)}, meaning: m}}\n" for k in keys) + "      - key: train/pg_clipfrac\n")
-    profile = TINY_PROFILE.split("expectations:")[0] + "expectations:\n" + "".join(
-        f"  {json.dumps(k)}: [{{kind: band, min: 0, max: 1}}]\n" for k in keys)
+    catalog = TINY_CATALOG.replace(
+        "      - key: train/pg_clipfrac\n",
+        "".join(f"      - {{key: {json.dumps(k)}, meaning: m}}\n" for k in keys) + "      - key: train/pg_clipfrac\n",
+    )
+    profile = (
+        TINY_PROFILE.split("expectations:")[0]
+        + "expectations:\n"
+        + "".join(f"  {json.dumps(k)}: [{{kind: band, min: 0, max: 1}}]\n" for k in keys)
+    )
     manual, files = generate(write_project(tmp_path / "p", catalog=catalog, profiles={"tiny": profile}))
     text = files["docs/export/tiny.rules.yml"]
     rule_file = tmp_path / "rules.yml"
@@ -328,7 +411,10 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> Non
     assert ruled == {k for k in keys if "." not in k}
     for key in keys:
         if "." in key:
-            assert f"# - {key}: 0 to 1 per step (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)" in text
+            assert (
+                f"# - {key}: 0 to 1 per step (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)"
+                in text
+            )
 
 
 def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> None:

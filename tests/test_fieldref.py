@@ -1,4 +1,5 @@
 """The page "The source, field by field" covers every field of the model, from its own schema."""
+
 from __future__ import annotations
 
 import inspect
@@ -6,19 +7,24 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from metrics_manual import model
 from metrics_manual.build import generate
-from metrics_manual.fieldref import field_reference
+from metrics_manual.model import schema as model
+from metrics_manual.site.fieldref import field_reference
 
 
 def source_models() -> list[type[BaseModel]]:
     exported = {model.MetricExport, model.ProfileExport, model.ProfileInfo, model.Strict, model._Expectation}
-    return [c for _, c in inspect.getmembers(model, inspect.isclass)
-            if issubclass(c, BaseModel) and c.__module__ == model.__name__ and c not in exported]
+    return [
+        c
+        for _, c in inspect.getmembers(model, inspect.isclass)
+        if issubclass(c, BaseModel) and c.__module__ == model.__name__ and c not in exported
+    ]
 
 
 def test_every_field_of_the_source_has_a_description() -> None:
-    missing = [f"{c.__name__}.{name}" for c in source_models() for name, f in c.model_fields.items() if not f.description]
+    missing = [
+        f"{c.__name__}.{name}" for c in source_models() for name, f in c.model_fields.items() if not f.description
+    ]
     assert missing == []
 
 

@@ -1,4 +1,5 @@
 """What build may touch on disk: only its own files under docs/, atomically, one build at a time."""
+
 from __future__ import annotations
 
 import fcntl
@@ -16,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY_PROFILE, run_cli, snapshot, write_project
-from metrics_manual import files as files_mod
 from metrics_manual.build import build as build_in_process
 from metrics_manual.build import generate
+from metrics_manual.disk import files as files_mod
 
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
@@ -45,8 +46,16 @@ def test_manifest_entries_outside_builds_own_files_are_never_deleted(tiny: Path,
     (tiny / "docs/linked").symlink_to(tmp_path)
     manifest = json.loads((tiny / files_mod.MANIFEST).read_text("utf-8"))
     sha = files_mod.digest("keep me")
-    attack = {"../canary.txt": sha, str(canary): sha, "ranges/catalog.yaml": sha, "docs/../ranges/catalog.yaml": sha,
-              "docs/linked/canary.txt": sha, "docs/hand.md": "0" * 64, "docs/.generated.journal": sha, "docs/x": 1}
+    attack = {
+        "../canary.txt": sha,
+        str(canary): sha,
+        "ranges/catalog.yaml": sha,
+        "docs/../ranges/catalog.yaml": sha,
+        "docs/linked/canary.txt": sha,
+        "docs/hand.md": "0" * 64,
+        "docs/.generated.journal": sha,
+        "docs/x": 1,
+    }
     (tiny / files_mod.MANIFEST).write_text(json.dumps({**manifest, **attack}), "utf-8")
     before = snapshot(tiny)
     result = run_cli("build", "--root", str(tiny))
@@ -93,19 +102,44 @@ def test_build_never_writes_through_a_symlink(tiny: Path, tmp_path: Path) -> Non
 def test_files_get_the_mode_a_plain_open_gives(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p")
     out = tmp_path / "rules.yml"
-    script = ("import os, sys; os.umask(0o022); sys.argv = ['metrics-manual'] + sys.argv[1:]; "
-              "from metrics_manual.cli import main; main()")
-    for args in (["build", "--root", str(root)],
-                 ["export", "--root", str(root), "--profile", "tiny", "--format", "prometheus", "-o", str(out)]):
+    script = (
+        "import os, sys; os.umask(0o022); sys.argv = ['metrics-manual'] + sys.argv[1:]; "
+        "from metrics_manual.cli.main import main; main()"
+    )
+    for args in (
+        ["build", "--root", str(root)],
+        ["export", "--root", str(root), "--profile", "tiny", "--format", "prometheus", "-o", str(out)],
+    ):
         result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=ENV)
         assert result.returncode == 0, result.stderr
-    modes = {p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in (root / "docs").rglob("*") if p.is_file()}
+    modes = {
+        p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode)
+        for p in (root / "docs").rglob("*")
+        if p.is_file()
+    }
     assert modes and set(modes.values()) == {0o644}, modes
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
     # An existing file keeps its mode, as open() keeps it.
     out.chmod(0o640)
-    result = subprocess.run([sys.executable, "-c", script, "export", "--root", str(root), "--profile", "tiny", "--format",
-                             "json", "-o", str(out)], capture_output=True, text=True, env=ENV)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            "export",
+            "--root",
+            str(root),
+            "--profile",
+            "tiny",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert result.returncode == 0 and stat.S_IMODE(out.stat().st_mode) == 0o640
 
 
@@ -126,7 +160,10 @@ def test_export_output_targets(tiny: Path, tmp_path: Path) -> None:
     for special in (str(fifo), "/dev/null"):
         refused = run_cli(*args, "-o", special)
         assert refused.returncode == 2
-        assert refused.stderr == f"error: cannot write {special}: not a regular file; use -o - to write to standard output\n"
+        assert (
+            refused.stderr
+            == f"error: cannot write {special}: not a regular file; use -o - to write to standard output\n"
+        )
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.csv", "real.csv", "tiny"]
 
@@ -182,14 +219,23 @@ def test_a_failure_half_way_through_the_switch_puts_the_old_files_back(tiny: Pat
 
 
 def _big_project(root: Path, metrics: int = 200, profiles: int = 6) -> Path:
-    lines = ["title: Metrics", "code: {repository: example/miles, branch: main, commit: 31f1ca96}", "sections:",
-             "  - id: s", "    title: S", "    metrics:"]
+    lines = [
+        "title: Metrics",
+        "code: {repository: example/miles, branch: main, commit: 31f1ca96}",
+        "sections:",
+        "  - id: s",
+        "    title: S",
+        "    metrics:",
+    ]
     lines += [f"      - {{key: train/m{i}, meaning: value {i}}}" for i in range(metrics)]
     base = TINY_PROFILE.split("section_notes:")[0]
     profs = {}
     for p in range(profiles):
-        body = base.replace("id: tiny", f"id: p{p}") + "expectations:\n" + "".join(
-            f"  train/m{i}: [{{kind: band, min: {i}, max: {i + 1 + p}}}]\n" for i in range(metrics))
+        body = (
+            base.replace("id: tiny", f"id: p{p}")
+            + "expectations:\n"
+            + "".join(f"  train/m{i}: [{{kind: band, min: {i}, max: {i + 1 + p}}}]\n" for i in range(metrics))
+        )
         profs[f"p{p}"] = body
     return write_project(root, catalog="\n".join(lines) + "\n", profiles=profs)
 
@@ -238,8 +284,13 @@ def test_a_second_build_waits_for_the_first(tiny: Path) -> None:
     build(tiny)
     fd = os.open(tiny / "docs", os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    proc = subprocess.Popen([sys.executable, "-m", "metrics_manual", "build", "--root", str(tiny)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metrics_manual", "build", "--root", str(tiny)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     try:
         time.sleep(1.5)
         assert proc.poll() is None  # it waits
@@ -255,8 +306,16 @@ def test_concurrent_builds_racing_on_a_stray_both_succeed(tiny: Path) -> None:
     (tiny / "ranges/profiles/old.yaml").write_text(second, "utf-8")
     build(tiny)
     (tiny / "ranges/profiles/old.yaml").unlink()
-    procs = [subprocess.Popen([sys.executable, "-m", "metrics_manual", "build", "--root", str(tiny)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "metrics_manual", "build", "--root", str(tiny)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        for _ in range(3)
+    ]
     results = [(p.wait(timeout=120), p.communicate()) for p in procs]
     assert [code for code, _ in results] == [0, 0, 0], results
     assert sum("removed stray docs/profiles/old.md" in out for _, (out, _) in results) == 1

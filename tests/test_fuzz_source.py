@@ -1,8 +1,8 @@
 """Random edits to a source: each edited source loads or yields findings, never a crash; and the
 reader's meaning of every YAML 1.1 and 1.2 scalar form is yaml.safe_load's, or a finding."""
+
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,20 +13,87 @@ from hypothesis import strategies as st
 
 from conftest import REPO, TINY_CATALOG, TINY_PROFILE
 from metrics_manual.build import generate
-from metrics_manual.errors import SourceError
-from metrics_manual.load import CATALOG, PROFILES, load_manual
-from metrics_manual.source import _NUMBER_AS_TEXT, read_yaml
+from metrics_manual.diagnostics.finding import SourceError
+from metrics_manual.source.load import CATALOG, PROFILES, load_manual
+from metrics_manual.source.reader import _NUMBER_AS_TEXT, read_yaml
 
 # The fixture project, and whatever source files the real tree holds today (found, not named).
 FIXTURE = {CATALOG: TINY_CATALOG, f"{PROFILES}/tiny.yaml": TINY_PROFILE}
-REAL = {p.relative_to(REPO).as_posix(): p.read_text("utf-8")
-        for p in [REPO / CATALOG, *sorted((REPO / PROFILES).glob("*.yaml"))] if p.is_file()}
-SNIPPETS = [":", "-", "- ", "[", "]", "{", "}", "!!python/object:os.system", "!x", "&a", "*a", "'", '"', "\t", "  ",
-            "\n", "#", "0", "-1", ".nan", "1e999", "1.0e+999", "null", "true", "~", "2026-01-01", "<<: *a", "%YAML 1.1\n",
-            "---\n", "key: value\n", "min: 9", "max: -9", "kind: band", "steps: 0", "\u00e9", "\x00", "\ufeff",
-            "yes", "No", "on", "Off", "True", "NULL", "0x1F", "017", "1_000", "1:30", "1e5", ".5", "5.", "+5", "0o7",
-            "0,35", ",35", "\\x85", "\u2028", "? ", "|\n  a\n", ">-\n  b\n", "'it''s'", '"\\t"', "@", "`", "%",
-            "[[[[[[", "- - - -", "=", "-.5"]
+REAL = {
+    p.relative_to(REPO).as_posix(): p.read_text("utf-8")
+    for p in [REPO / CATALOG, *sorted((REPO / PROFILES).glob("*.yaml"))]
+    if p.is_file()
+}
+SNIPPETS = [
+    ":",
+    "-",
+    "- ",
+    "[",
+    "]",
+    "{",
+    "}",
+    "!!python/object:os.system",
+    "!x",
+    "&a",
+    "*a",
+    "'",
+    '"',
+    "\t",
+    "  ",
+    "\n",
+    "#",
+    "0",
+    "-1",
+    ".nan",
+    "1e999",
+    "1.0e+999",
+    "null",
+    "true",
+    "~",
+    "2026-01-01",
+    "<<: *a",
+    "%YAML 1.1\n",
+    "---\n",
+    "key: value\n",
+    "min: 9",
+    "max: -9",
+    "kind: band",
+    "steps: 0",
+    "\u00e9",
+    "\x00",
+    "\ufeff",
+    "yes",
+    "No",
+    "on",
+    "Off",
+    "True",
+    "NULL",
+    "0x1F",
+    "017",
+    "1_000",
+    "1:30",
+    "1e5",
+    ".5",
+    "5.",
+    "+5",
+    "0o7",
+    "0,35",
+    ",35",
+    "\\x85",
+    "\u2028",
+    "? ",
+    "|\n  a\n",
+    ">-\n  b\n",
+    "'it''s'",
+    '"\\t"',
+    "@",
+    "`",
+    "%",
+    "[[[[[[",
+    "- - - -",
+    "=",
+    "-.5",
+]
 
 
 @st.composite
@@ -90,16 +157,76 @@ def test_random_edits_load_or_give_findings(edit: tuple[dict[str, str], str, byt
 # Every form a plain scalar takes in YAML 1.1 or 1.2: numbers in any base, with underscores,
 # base-60 parts, dots and exponents with or without a sign; the special floats; booleans, nulls
 # and dates in their spellings; each also quoted.
-NUMBERISH = st.from_regex(r"[-+]?(0[xXbBoO])?[0-9a-fA-F_]{0,4}(:[0-9]{1,2}){0,2}(\.[0-9_]{0,3})?([eE][-+]?[0-9]{1,3})?",
-                          fullmatch=True)
-WORDS = st.sampled_from([
-    "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N", "true", "True",
-    "TRUE", "false", "False", "FALSE", "tRUE", "~", "null", "Null", "NULL", "", ".inf", ".Inf", "-.inf", "+.INF",
-    ".nan", ".NaN", ".NAN", "=", "<<", "0", "-0", "+0", "00", "08", "0.", ".5", "-.5", "5.", "1e5", "1E-5", "1.0e+5",
-    "1.0e5", "1_000", "1:30", "190:20:30.15", "0b101", "0x10", "0o17", "017", "0,35", "1,000,000",
-])
-DATES = st.from_regex(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ][0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?( ?(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?)?",
-                      fullmatch=True)
+NUMBERISH = st.from_regex(
+    r"[-+]?(0[xXbBoO])?[0-9a-fA-F_]{0,4}(:[0-9]{1,2}){0,2}(\.[0-9_]{0,3})?([eE][-+]?[0-9]{1,3})?", fullmatch=True
+)
+WORDS = st.sampled_from(
+    [
+        "yes",
+        "Yes",
+        "YES",
+        "no",
+        "No",
+        "NO",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "y",
+        "Y",
+        "n",
+        "N",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+        "tRUE",
+        "~",
+        "null",
+        "Null",
+        "NULL",
+        "",
+        ".inf",
+        ".Inf",
+        "-.inf",
+        "+.INF",
+        ".nan",
+        ".NaN",
+        ".NAN",
+        "=",
+        "<<",
+        "0",
+        "-0",
+        "+0",
+        "00",
+        "08",
+        "0.",
+        ".5",
+        "-.5",
+        "5.",
+        "1e5",
+        "1E-5",
+        "1.0e+5",
+        "1.0e5",
+        "1_000",
+        "1:30",
+        "190:20:30.15",
+        "0b101",
+        "0x10",
+        "0o17",
+        "017",
+        "0,35",
+        "1,000,000",
+    ]
+)
+DATES = st.from_regex(
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ][0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?( ?(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?)?",
+    fullmatch=True,
+)
 PLAIN = st.one_of(NUMBERISH, WORDS, DATES)
 SCALARS = st.one_of(PLAIN, PLAIN.map(lambda s: f"'{s}'"), PLAIN.map(lambda s: f'"{s}"'))
 
@@ -153,4 +280,6 @@ def test_every_key_is_the_string_yaml_safe_load_reads_or_a_finding(scalar: str) 
     if findings:
         return
     ok, expected = safe_load(text)
-    assert ok and isinstance(expected, dict) and list(expected) == list(doc.data) and all(type(k) is str for k in doc.data)
+    assert (
+        ok and isinstance(expected, dict) and list(expected) == list(doc.data) and all(type(k) is str for k in doc.data)
+    )

@@ -1,4 +1,5 @@
 """`metrics-manual judge`: one run, written in every form Miles writes, held against a fixture profile."""
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,11 @@ import run_forms
 from conftest import REPO, run_cli, write_project
 from metrics_manual.api import judge
 from metrics_manual.build import site_url
-from metrics_manual.export import export_document
-from metrics_manual.judge import Judgement
-from metrics_manual.load import load_manual
-from metrics_manual.model import ProfileExport
-from metrics_manual.runs import RunInputError, detect, read_run
+from metrics_manual.exports.formats import export_document
+from metrics_manual.judge.rules import Judgement
+from metrics_manual.model.schema import ProfileExport
+from metrics_manual.runs.read import RunInputError, detect, read_run
+from metrics_manual.source.load import load_manual
 
 CATALOG = """\
 title: Metrics
@@ -89,6 +90,7 @@ def clean_run() -> run_forms.Series:
 def _set(key: str, step: int, value: float):
     def plant(run: run_forms.Series) -> None:
         run[key][step] = value
+
     return plant
 
 
@@ -98,12 +100,14 @@ def _drop(key: str, step: int | None = None):
             del run[key]
         else:
             del run[key][step]
+
     return plant
 
 
 def _scale(key: str, factor: float):
     def plant(run: run_forms.Series) -> None:
         run[key] = {s: v * factor for s, v in run[key].items()}
+
     return plant
 
 
@@ -114,7 +118,11 @@ FAULTS = {
     "a NaN": (_set("rollout/raw_reward", 4, math.nan), {("rollout/raw_reward", 0): "error"}, 4),
     "a missing metric": (_drop("train/pg_clipfrac"), {("train/pg_clipfrac", 0): "error"}, None),
     "a missing step for a presence": (_drop("perf/step_time", 5), {("perf/step_time", 0): "fail"}, 5),
-    "a median outside tolerance": (_scale("rollout/response_lengths", 1.5), {("rollout/response_lengths", 0): "fail"}, None),
+    "a median outside tolerance": (
+        _scale("rollout/response_lengths", 1.5),
+        {("rollout/response_lengths", 0): "fail"},
+        None,
+    ),
     "a window violated at step 1": (_set("train/grad_norm", 1, 2.5), {("train/grad_norm", 1): "fail"}, 1),
 }
 
@@ -160,7 +168,9 @@ def test_a_clean_run_passes_in_every_form(form: str, tmp_path: Path, profile: Pr
 
 @pytest.mark.parametrize("form", run_forms.FORMS)
 @pytest.mark.parametrize("fault", FAULTS)
-def test_each_planted_fault_gives_exactly_its_verdict(fault: str, form: str, tmp_path: Path, profile: ProfileExport) -> None:
+def test_each_planted_fault_gives_exactly_its_verdict(
+    fault: str, form: str, tmp_path: Path, profile: ProfileExport
+) -> None:
     plant, expected, step = FAULTS[fault]
     run = clean_run()
     plant(run)
@@ -168,12 +178,22 @@ def test_each_planted_fault_gives_exactly_its_verdict(fault: str, form: str, tmp
     assert bad(j) == expected
     assert j.exit_code == 1
     if step is not None:
-        (metric, i), = expected
+        ((metric, i),) = expected
         result = next(r for r in j.results if (r.metric, r.expectation) == (metric, i))
         assert [p.step for p in result.failing_steps] == [step]
         # Excluding the faulty step turns that fail into a pass.
-        assert bad(judge(profile, read_run([tmp_path / form], {"train": "train/step", "rollout": "rollout/step",
-                                                                 "perf": "rollout/step"}), exclude_steps=[step])) == {}
+        assert (
+            bad(
+                judge(
+                    profile,
+                    read_run(
+                        [tmp_path / form], {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
+                    ),
+                    exclude_steps=[step],
+                )
+            )
+            == {}
+        )
 
 
 def test_the_same_run_gives_the_same_verdicts_in_all_five_forms(tmp_path: Path, profile: ProfileExport) -> None:
@@ -182,8 +202,13 @@ def test_the_same_run_gives_the_same_verdicts_in_all_five_forms(tmp_path: Path, 
     for plant, _, _ in FAULTS.values():
         if plant.__qualname__.startswith("_set"):
             plant(run)
-    seen = {form: (verdicts(j := judged(form, run, tmp_path, profile)), [(r.metric, [p.step for p in r.failing_steps]) for r in j.results])
-            for form in run_forms.FORMS}
+    seen = {
+        form: (
+            verdicts(j := judged(form, run, tmp_path, profile)),
+            [(r.metric, [p.step for p in r.failing_steps]) for r in j.results],
+        )
+        for form in run_forms.FORMS
+    }
     assert len({json.dumps(sorted(v[0].items())) + json.dumps(v[1]) for v in seen.values()}) == 1, seen
     assert set(seen["events"][0].values()) == {"pass", "fail", "error"}
 
@@ -223,8 +248,14 @@ def test_a_short_run_is_judged_on_the_steps_it_has(tmp_path: Path, profile: Prof
 def test_the_last_attempt_wins_in_the_event_log(tmp_path: Path, profile: ProfileExport) -> None:
     files = run_forms.write_events(clean_run(), tmp_path / "ev", retry_step=3)
     # A stale line of the first attempt after the retry's (as when another process's file is read later).
-    stale = {"timestamp": "t", "source": {"component": "actor"}, "type": "metric", "rollout_id": None, "attempt": 0,
-             "metrics": {"train/step": 3, "train/grad_norm": 99.0}}
+    stale = {
+        "timestamp": "t",
+        "source": {"component": "actor"},
+        "type": "metric",
+        "rollout_id": None,
+        "attempt": 0,
+        "metrics": {"train/step": 3, "train/grad_norm": 99.0},
+    }
     with files[-1].open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(stale) + "\n")
     read = read_run([tmp_path / "ev"], {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"})
@@ -257,7 +288,7 @@ def test_a_cut_last_line_is_a_warning(form: str, tmp_path: Path, profile: Profil
 
 
 def test_a_cut_last_line_is_a_warning_in_a_csv(tmp_path: Path, profile: ProfileExport) -> None:
-    path, = run_forms.write_wandb_csv(clean_run(), tmp_path)
+    (path,) = run_forms.write_wandb_csv(clean_run(), tmp_path)
     path.write_bytes(path.read_bytes() + b"20,210.0,17960")
     j = judge(profile, read_run([path], _steps()))
     assert [p.severity for p in j.problems] == ["warning"] and j.exit_code == 0
@@ -322,7 +353,9 @@ def test_json_validates_against_its_published_schema(project: Path, faulty: Path
     assert data["summary"] == {"pass": 6, "fail": 1, "error": 1, "not_judged": 1, "problems": 0}
     failing = [r for r in data["results"] if r["verdict"] != "pass"]
     assert [(r["metric"], r["expectation"], r["failing_steps"]) for r in failing] == [
-        ("rollout/raw_reward", 0, [{"step": 4, "value": "NaN"}]), ("train/grad_norm", 0, [{"step": 7, "value": 7.2}])]
+        ("rollout/raw_reward", 0, [{"step": 4, "value": "NaN"}]),
+        ("train/grad_norm", 0, [{"step": 7, "value": 7.2}]),
+    ]
     assert set(data) >= {"schema_version", "profile", "run", "results", "summary"}
     assert set(data["run"]) >= {"paths", "formats", "steps"}
     data["results"][0]["verdict"] = "maybe"
@@ -338,7 +371,10 @@ def test_text_names_verdict_phrase_observation_and_link(project: Path, faulty: P
     assert fail.startswith("FAIL  train/grad_norm: expected 0.1 to 5 per step; max 7.2 at step 7")
     assert fail.endswith("  https://manual.example/reference/metrics/#m-train-grad_norm")
     assert "excluded steps: 4" in lines
-    assert any(line.startswith("PASS  train/grad_norm: expected 0.5 to 2 per step in the first 2 steps, with plain sampling") for line in lines)
+    assert any(
+        line.startswith("PASS  train/grad_norm: expected 0.5 to 2 per step in the first 2 steps, with plain sampling")
+        for line in lines
+    )
     assert lines[-1] == "7 pass, 1 fail, 0 error, 1 not judged"
 
 
@@ -381,8 +417,11 @@ def test_junit_is_well_formed_junit(project: Path, faulty: Path) -> None:
 def test_github_annotations(project: Path, faulty: Path) -> None:
     result = run_cli("judge", "--profile", "judged", str(faulty), "--format", "github", cwd=project)
     lines = result.stdout.splitlines()
-    assert [line.split("::")[1] for line in lines] == ["error title=rollout/raw_reward error", "error title=train/grad_norm fail",
-                                                       "notice title=metrics-manual judge"]
+    assert [line.split("::")[1] for line in lines] == [
+        "error title=rollout/raw_reward error",
+        "error title=train/grad_norm fail",
+        "notice title=metrics-manual judge",
+    ]
 
 
 def test_text_from_the_source_stays_inert_in_junit(tmp_path: Path) -> None:
@@ -426,7 +465,7 @@ def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: 
 
 
 def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Path, profile: ProfileExport) -> None:
-    from metrics_manual.judge import judged_keys
+    from metrics_manual.judge.rules import judged_keys
 
     run = clean_run()
     run["rollout/not_in_catalog"] = {s: 1.0 for s in STEPS}
@@ -438,36 +477,60 @@ def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Pat
         assert bad(j) == {}
         assert {n.metric: n.reason for n in j.not_judged} == {
             "train/entropy_loss": "the profile gives no range (logged by the run)",
-            "rollout/not_in_catalog": "not in the manual's catalog"}, form
+            "rollout/not_in_catalog": "not in the manual's catalog",
+        }, form
 
 
 def test_a_metric_event_whose_type_comes_late_is_still_read(tmp_path: Path, profile: ProfileExport) -> None:
     files = run_forms.write_events(clean_run(), tmp_path / "ev")
-    late = {"metrics": {"train/step": 3, "train/grad_norm": 9.5, "pad": "x" * 5000}, "attempt": 2, "type": "metric",
-            "timestamp": "2026-11-30T01:00:00Z", "source": {"component": "actor"}}
+    late = {
+        "metrics": {"train/step": 3, "train/grad_norm": 9.5, "pad": "x" * 5000},
+        "attempt": 2,
+        "type": "metric",
+        "timestamp": "2026-11-30T01:00:00Z",
+        "source": {"component": "actor"},
+    }
     with files[-1].open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(late) + "\n")
         # A large non-metric event that merely mentions "metric" is skipped.
-        fh.write(json.dumps({"timestamp": "t", "source": {}, "type": "witness", "note": '"metric"', "metrics": {"train/step": 4,
-                                                                                                                  "train/grad_norm": 1e9}}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "timestamp": "t",
+                    "source": {},
+                    "type": "witness",
+                    "note": '"metric"',
+                    "metrics": {"train/step": 4, "train/grad_norm": 1e9},
+                }
+            )
+            + "\n"
+        )
     j = judge(profile, read_run(files, _steps()))
     assert bad(j) == {("train/grad_norm", 0): "fail"}
-    assert [p.step for r in j.results if r.metric == "train/grad_norm" and r.verdict == "fail" for p in r.failing_steps] == [3]
+    assert [
+        p.step for r in j.results if r.metric == "train/grad_norm" and r.verdict == "fail" for p in r.failing_steps
+    ] == [3]
 
 
-def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = run_forms.write_events(clean_run(), tmp_path / "ev")
     read_run(files, _steps())
     assert capsys.readouterr() == ("", "")
-    read_run(files, _steps(), progress=True)
+    from metrics_manual.cli.common import progress_bar
+
+    read_run(files, _steps(), progress=progress_bar(None))
+    assert capsys.readouterr() == ("", "")  # not a terminal, a small run
+    read_run(files, _steps(), progress=progress_bar(True))
     out, err = capsys.readouterr()
     assert out == "" and "reading the run" in err
 
 
 @pytest.mark.parametrize("form", ["events", "dashboard", "ci-history", "wandb-csv"])
 def test_every_reader_reports_every_byte_to_the_progress_bar(form: str, tmp_path: Path) -> None:
-    from metrics_manual.runs import READERS
     from metrics_manual.runs.collect import Collector
+    from metrics_manual.runs.read import READERS
 
     done: list[int] = []
     for f in run_forms.write(form, clean_run(), tmp_path):
@@ -487,7 +550,7 @@ def test_tensorboard_reads_every_scalar_not_a_sample(tmp_path: Path) -> None:
 
 def test_a_corrupt_tensorboard_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     pytest.importorskip("tensorboard")
-    path, = run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 for s in range(5)}}, tmp_path / "tb")
+    (path,) = run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 for s in range(5)}}, tmp_path / "tb")
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF  # a flipped byte: the record's checksum no longer matches
     path.write_bytes(bytes(data))
@@ -498,7 +561,9 @@ def test_a_corrupt_tensorboard_file_is_an_error_not_a_traceback(tmp_path: Path) 
 def test_a_cut_last_tensorboard_record_is_a_warning(tmp_path: Path, profile: ProfileExport) -> None:
     pytest.importorskip("tensorboard")
     files = run_forms.write_tensorboard(clean_run(), tmp_path / "tb")
-    files[0].write_bytes(files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02")  # a header, then the writer stopped
+    files[0].write_bytes(
+        files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02"
+    )  # a header, then the writer stopped
     j = judge(profile, read_run([tmp_path / "tb"], _steps()))
     assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
     assert bad(j) == {} and j.exit_code == 0

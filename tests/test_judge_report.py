@@ -1,4 +1,5 @@
 """`judge --report`: one self-contained page, opened in Debian's headless Chromium."""
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,9 @@ def report(tmp_path: Path, profile: str = PROFILE, catalog: str = CATALOG) -> tu
     del run["perf/step_time"][5]
     run_forms.write_events(run, tmp_path / "ev")
     out = tmp_path / "report.html"
-    result = run_cli("judge", "--profile", "judged", str(tmp_path / "ev"), "--report", str(out), "--format", "json", cwd=project)
+    result = run_cli(
+        "judge", "--profile", "judged", str(tmp_path / "ev"), "--report", str(out), "--format", "json", cwd=project
+    )
     assert result.returncode == 1, result.stderr
     return out, result.stdout
 
@@ -45,8 +48,15 @@ def test_the_report_opens_offline_with_one_drawing_per_judged_metric(browser, tm
     context, page, requests, problems = open_offline(browser, path)
     try:
         sections = page.locator("section.metric")
-        judged = ["rollout/raw_reward", "rollout/response_lengths", "train/grad_norm", "train/ppo_kl", "train/pg_clipfrac",
-                  "perf/step_time", "perf/rollout_time"]
+        judged = [
+            "rollout/raw_reward",
+            "rollout/response_lengths",
+            "train/grad_norm",
+            "train/ppo_kl",
+            "train/pg_clipfrac",
+            "perf/step_time",
+            "perf/rollout_time",
+        ]
         assert [s.locator("h2 code").inner_text() for s in sections.all()] == judged
         for s in sections.all():
             assert s.locator("svg.mm-series").count() == 1
@@ -63,7 +73,7 @@ def test_the_report_opens_offline_with_one_drawing_per_judged_metric(browser, tm
 
 
 def test_text_from_the_source_stays_text_in_the_report(browser, tmp_path: Path) -> None:  # noqa: F811
-    hostile = '<img src=https://example.org/x.png onerror=alert(1)><script>alert(2)</script>'
+    hostile = "<img src=https://example.org/x.png onerror=alert(1)><script>alert(2)</script>"
     catalog = CATALOG.replace("meaning: the gradient norm", f"meaning: '{hostile}'")
     profile = PROFILE.replace("condition: with plain sampling", "condition: '<b>bold</b> & </td>'")
     path, _ = report(tmp_path, profile, catalog)

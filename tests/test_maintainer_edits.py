@@ -1,4 +1,5 @@
 """A maintainer's ordinary edits to the real tree: build, and everything agrees again (CI stays green)."""
+
 from __future__ import annotations
 
 import re
@@ -68,8 +69,13 @@ def test_ordinary_edits_keep_docs_and_data_in_agreement(repo_copy: Path, tmp_pat
     save(original, data)
     # 2. Add a metric, with a range.
     catalog = load(repo_copy / "ranges/catalog.yaml")
-    catalog["sections"].append({"id": "added-by-a-maintainer", "title": "Added",
-                                "metrics": [{"key": "train/added_metric", "meaning": "a metric added by a maintainer", "unit": "s"}]})
+    catalog["sections"].append(
+        {
+            "id": "added-by-a-maintainer",
+            "title": "Added",
+            "metrics": [{"key": "train/added_metric", "meaning": "a metric added by a maintainer", "unit": "s"}],
+        }
+    )
     save(repo_copy / "ranges/catalog.yaml", catalog)
     data["expectations"]["train/added_metric"] = [{"kind": "median", "value": 12.5, "steps": 3}]
     save(original, data)

@@ -1,5 +1,6 @@
 """The YAML reader: one reader decides, numbers mean what they say, no depth or file can crash or
 hang it, and no message echoes more than a bit of one value."""
+
 from __future__ import annotations
 
 import inspect
@@ -11,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY_PROFILE, write_project
-from metrics_manual import source
-from metrics_manual.errors import SourceError
-from metrics_manual.load import load_manual
+from metrics_manual.diagnostics.finding import SourceError
+from metrics_manual.source import reader as source
+from metrics_manual.source.load import load_manual
 
 P = "ranges/profiles/tiny.yaml"
 SECRET = "root:$6$S3cr3tS4lt$Zm9vYmFyYmF6cXV4:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
@@ -30,31 +31,83 @@ def errors(result: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def cli(root: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "metrics_manual", "validate", "--root", str(root)], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "metrics_manual", "validate", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 # (case, text replaced in the tiny profile, replacement, the one finding expected)
 CASES = [
-    ("text the old fast path took for a string", "advice: Build your own.", "advice: ]",
-     f"{P}:4:9: error: invalid YAML: while parsing a block node did not find expected node content"),
-    ("octal", "min: 0.5,", "min: 017,",
-     f"{P}:26:25: error: min: '017' reads as an octal number (15) in YAML 1.1; write it without the leading zero, or quote it if it is text"),
-    ("hexadecimal", "min: 0.5,", "min: 0x10,", f"{P}:26:25: error: min: '0x10' is a hexadecimal number; write it in decimal (16)"),
-    ("binary", "min: 0.5,", "min: 0b101,", f"{P}:26:25: error: min: '0b101' is a binary number; write it in decimal (5)"),
-    ("base 60", "min: 0.5,", "min: 1:30,",
-     f"{P}:26:25: error: min: '1:30' reads as a base-60 number (90) in YAML 1.1; quote it if it is text"),
-    ("underscores", "max: 0.9", "max: 1_000", f"{P}:26:35: error: max: '1_000' has underscores, which YAML 1.1 drops; write 1000"),
-    ("decimal comma in block", "  prompts_per_step: 4", "  prompts_per_step: 4,5",
-     f"{P}:10:21: error: prompts_per_step: '4,5' looks like a number with a decimal comma; write 4.5, or quote it if it is text"),
-    ("decimal comma in flow", "min: 0.5,", "min: 0,35,",
-     f"{P}:26:25: error: min: '0,35' looks like a number with a decimal comma; write 0.35, or quote it if it is text"),
-    ("yes/no boolean", "  dataset: D", "  dataset: no",
-     f"{P}:8:12: error: dataset: 'no' reads as a boolean (false) in YAML 1.1; write false, or quote it if it is text"),
-    ("depth 500, flow", TINY_PROFILE, TINY_PROFILE + "deep: " + "[" * 500 + "\n",
-     f"{P}:34:70: error: the data nests deeper than 64 levels; a source needs only a few"),
-    ("depth 500, block", TINY_PROFILE, TINY_PROFILE + "deep:\n  " + "- " * 500 + "x\n",
-     f"{P}:35:129: error: the data nests deeper than 64 levels; a source needs only a few"),
+    (
+        "text the old fast path took for a string",
+        "advice: Build your own.",
+        "advice: ]",
+        f"{P}:4:9: error: invalid YAML: while parsing a block node did not find expected node content",
+    ),
+    (
+        "octal",
+        "min: 0.5,",
+        "min: 017,",
+        f"{P}:26:25: error: min: '017' reads as an octal number (15) in YAML 1.1; write it without the leading zero, or quote it if it is text",
+    ),
+    (
+        "hexadecimal",
+        "min: 0.5,",
+        "min: 0x10,",
+        f"{P}:26:25: error: min: '0x10' is a hexadecimal number; write it in decimal (16)",
+    ),
+    (
+        "binary",
+        "min: 0.5,",
+        "min: 0b101,",
+        f"{P}:26:25: error: min: '0b101' is a binary number; write it in decimal (5)",
+    ),
+    (
+        "base 60",
+        "min: 0.5,",
+        "min: 1:30,",
+        f"{P}:26:25: error: min: '1:30' reads as a base-60 number (90) in YAML 1.1; quote it if it is text",
+    ),
+    (
+        "underscores",
+        "max: 0.9",
+        "max: 1_000",
+        f"{P}:26:35: error: max: '1_000' has underscores, which YAML 1.1 drops; write 1000",
+    ),
+    (
+        "decimal comma in block",
+        "  prompts_per_step: 4",
+        "  prompts_per_step: 4,5",
+        f"{P}:10:21: error: prompts_per_step: '4,5' looks like a number with a decimal comma; write 4.5, or quote it if it is text",
+    ),
+    (
+        "decimal comma in flow",
+        "min: 0.5,",
+        "min: 0,35,",
+        f"{P}:26:25: error: min: '0,35' looks like a number with a decimal comma; write 0.35, or quote it if it is text",
+    ),
+    (
+        "yes/no boolean",
+        "  dataset: D",
+        "  dataset: no",
+        f"{P}:8:12: error: dataset: 'no' reads as a boolean (false) in YAML 1.1; write false, or quote it if it is text",
+    ),
+    (
+        "depth 500, flow",
+        TINY_PROFILE,
+        TINY_PROFILE + "deep: " + "[" * 500 + "\n",
+        f"{P}:34:70: error: the data nests deeper than 64 levels; a source needs only a few",
+    ),
+    (
+        "depth 500, block",
+        TINY_PROFILE,
+        TINY_PROFILE + "deep:\n  " + "- " * 500 + "x\n",
+        f"{P}:35:129: error: the data nests deeper than 64 levels; a source needs only a few",
+    ),
 ]
 
 
@@ -65,10 +118,14 @@ def test_reader_finding(tmp_path: Path, case: str, old: str, new: str, expected:
     assert findings_of(root) == [expected]
 
 
-@pytest.mark.parametrize(("written", "read"), [("1e-3", 0.001), ("1.0e3", 1000.0), ("2E+2", 200.0), ("-.5", -0.5),
-                                                ("1.5e0", 1.5), (".25", 0.25)])
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [("1e-3", 0.001), ("1.0e3", 1000.0), ("2E+2", 200.0), ("-.5", -0.5), ("1.5e0", 1.5), (".25", 0.25)],
+)
 def test_exponent_and_dot_forms_are_numbers(tmp_path: Path, written: str, read: float) -> None:
-    root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace("min: 0.5, max: 0.9", f"min: {written}, max: 1.0e+4")})
+    root = write_project(
+        tmp_path, profiles={"tiny": TINY_PROFILE.replace("min: 0.5, max: 0.9", f"min: {written}, max: 1.0e+4")}
+    )
     band = load_manual(root).profiles[0].expectations["rollout/raw_reward"][0]
     assert band.min == read  # type: ignore[union-attr]
     assert type(source.read_yaml(f"v: {written}\n", "x.yaml")[0].data["v"]) is float
@@ -79,7 +136,9 @@ def test_depth_25000_is_a_finding_not_a_crash(tmp_path: Path, deep: str) -> None
     root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE + "deep: " + deep + "\n"})
     result = cli(root)
     assert result.returncode == 2, result.stderr[-500:]
-    assert errors(result) == [f"{P}:{'34:70' if deep[0] == '[' else '35:129'}: error: the data nests deeper than 64 levels; a source needs only a few"]
+    assert errors(result) == [
+        f"{P}:{'34:70' if deep[0] == '[' else '35:129'}: error: the data nests deeper than 64 levels; a source needs only a few"
+    ]
     assert "Traceback" not in result.stderr
 
 
@@ -133,23 +192,32 @@ def test_named_pipe_and_directory_are_findings_not_hangs(tmp_path: Path) -> None
 
 
 def test_a_device_is_never_read() -> None:
-    assert source.read_bytes(Path("/dev/zero")) == (None, "not a regular file but a character device; ranges/ holds only YAML files")
+    assert source.read_bytes(Path("/dev/zero")) == (
+        None,
+        "not a regular file but a character device; ranges/ holds only YAML files",
+    )
 
 
 def test_file_size_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     size = len(TINY_PROFILE.encode("utf-8"))
     monkeypatch.setattr(source, "MAX_BYTES", size - 1)  # the catalog is smaller
     root = write_project(tmp_path)
-    assert findings_of(root) == [f"{P}:1:1: error: the file has {size:,} bytes; a source file may have at most {size - 1:,}"]
+    assert findings_of(root) == [
+        f"{P}:1:1: error: the file has {size:,} bytes; a source file may have at most {size - 1:,}"
+    ]
 
 
 HUGE = "x" * 1_000_000
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("min: 0.5,", f"min: '{HUGE}',"),  # the validator quotes the value
-    ("  model: M-1", f"  model: M-1\n  ? {HUGE}\n  : 1\n  ? {HUGE}\n  : 2"),  # the reader quotes the key
-], ids=["value", "key"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("min: 0.5,", f"min: '{HUGE}',"),  # the validator quotes the value
+        ("  model: M-1", f"  model: M-1\n  ? {HUGE}\n  : 1\n  ? {HUGE}\n  : 2"),  # the reader quotes the key
+    ],
+    ids=["value", "key"],
+)
 def test_a_message_echoes_at_most_a_bit_of_a_value(tmp_path: Path, old: str, new: str) -> None:
     root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace(old, new)})
     found = findings_of(root)

@@ -1,4 +1,5 @@
 """Series: the compact step -> value store of a run behaves as a dict does."""
+
 from __future__ import annotations
 
 import math
@@ -7,9 +8,11 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.run import Series
+from metrics_manual.runs.series import Series
 
-ops = st.lists(st.tuples(st.sampled_from(["set", "del"]), st.integers(-50, 500), st.floats(allow_nan=False)), max_size=200)
+ops = st.lists(
+    st.tuples(st.sampled_from(["set", "del"]), st.integers(-50, 500), st.floats(allow_nan=False)), max_size=200
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,4 +1,5 @@
 """Text from ranges/ is untrusted: it reaches every page as the text it is, never as markup or script."""
+
 from __future__ import annotations
 
 import re
@@ -12,12 +13,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
-from metrics_manual.render import inert
+from metrics_manual.site.render import inert
 
 
 def site_markdown(source: str) -> str:
     """Markdown to HTML with the extensions of the site's mkdocs.yml (read, never typed here)."""
-    config = yaml.load((REPO / "mkdocs.yml").read_text("utf-8"), Loader=yaml.BaseLoader)  # BaseLoader: !ENV tags stay text
+    config = yaml.load(
+        (REPO / "mkdocs.yml").read_text("utf-8"), Loader=yaml.BaseLoader
+    )  # BaseLoader: !ENV tags stay text
     names, configs = [], {}
     for item in config.get("markdown_extensions", []):
         name, options = (item, {}) if isinstance(item, str) else next(iter(item.items()))
@@ -65,6 +68,7 @@ def with_examples(*texts: str):
         for text in texts:
             test = example(text=text)(test)
         return test
+
     return apply
 
 
@@ -74,18 +78,64 @@ PLACES = {
     "paragraph": ("before\n\n{}\n\nafter", "before {} after", ["p", "p", "p"]),
     "under a line": ("before\n{}\n\nafter", "before {} after", ["p", "p"]),
     "heading": ("# {}\n", "{}", ["h1", "a"]),
-    "cell": ("| A | B |\n|---|---|\n| {} | x |\n", "A B {} x",
-             ["table", "thead", "tr", "th", "th", "tbody", "tr", "td", "td"]),
+    "cell": (
+        "| A | B |\n|---|---|\n| {} | x |\n",
+        "A B {} x",
+        ["table", "thead", "tr", "th", "th", "tbody", "tr", "td", "td"],
+    ),
     "emphasis": ("*{}:* x\n", "{}: x", ["p", "em"]),
     "list item": ("- **id**: {}\n", "id: {}", ["ul", "li", "strong"]),
     "sentence start": ("{} and more words\n", "{} and more words", ["p"]),
     "link text": ("**[{}](x.md)**: y\n", "{}: y", ["p", "strong", "a"]),
 }
 ONE_LINE = st.text(st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\u2028\u2029"), max_size=40)
-MARKDOWN_BITS = st.lists(st.sampled_from(
-    ["---", "***", "___", "- ", "+ ", "* ", "1. ", "2) ", "> ", "# ", "=", "-", "    ", "\t", "&lt;", "&amp;", "&#60;",
-     "<b>", "</p>", "`", "``", "|", "[x](y)", "![i](y)", "\\", "{#id}", "{: .c}", "!!! note", "[TOC]", "<!--", "-->",
-     "  ", "*", "_", "~~", ":", "<http://x>", "&", "#", "==="]), max_size=6).map("".join)
+MARKDOWN_BITS = st.lists(
+    st.sampled_from(
+        [
+            "---",
+            "***",
+            "___",
+            "- ",
+            "+ ",
+            "* ",
+            "1. ",
+            "2) ",
+            "> ",
+            "# ",
+            "=",
+            "-",
+            "    ",
+            "\t",
+            "&lt;",
+            "&amp;",
+            "&#60;",
+            "<b>",
+            "</p>",
+            "`",
+            "``",
+            "|",
+            "[x](y)",
+            "![i](y)",
+            "\\",
+            "{#id}",
+            "{: .c}",
+            "!!! note",
+            "[TOC]",
+            "<!--",
+            "-->",
+            "  ",
+            "*",
+            "_",
+            "~~",
+            ":",
+            "<http://x>",
+            "&",
+            "#",
+            "===",
+        ]
+    ),
+    max_size=6,
+).map("".join)
 
 
 @pytest.mark.parametrize("place", sorted(PLACES))
@@ -102,10 +152,13 @@ def test_inert_text_displays_literally_wherever_a_template_puts_it(place: str, t
 
 # --- stored XSS: every text field of the source, through the whole site -------------------------
 
+
 def payload(label: str) -> str:
     """Text that runs script if any output takes it as HTML, and that a reader must see as written."""
-    return (f"{label} <img src=x onerror=\"window.__xss='{label}'\"></title><svg onload=\"window.__xss='{label}'\">"
-            f" &lt;b&gt; | *x* `y` [z](w) x")
+    return (
+        f"{label} <img src=x onerror=\"window.__xss='{label}'\"></title><svg onload=\"window.__xss='{label}'\">"
+        f" &lt;b&gt; | *x* `y` [z](w) x"
+    )
 
 
 RAW = re.compile(r"<img src=x|<svg onload|</title><svg")
@@ -136,15 +189,19 @@ def _models(root: type) -> list[type]:
 
 def text_fields(root: type) -> set[str]:
     """Names of the free-text fields (`Text` in model.py) of `root` and what it holds."""
-    return {name for cls in _models(root) for name, field in cls.model_fields.items()
-            if "_one_line" in repr(field.annotation) + repr(field.metadata)}
+    return {
+        name
+        for cls in _models(root)
+        for name, field in cls.model_fields.items()
+        if "_one_line" in repr(field.annotation) + repr(field.metadata)
+    }
 
 
 def poisoned_sources() -> tuple[str, str, set[str]]:
     """The tiny catalog and profile with every optional text field filled, and a payload in each text
     value the model accepts as text; returns the YAML texts and the field names that got one."""
     from conftest import TINY_CATALOG, TINY_PROFILE
-    from metrics_manual.model import Catalog, Profile
+    from metrics_manual.model.schema import Catalog, Profile
 
     catalog, profile = yaml.safe_load(TINY_CATALOG), yaml.safe_load(TINY_PROFILE)
     catalog["code"]["date"] = "today"
@@ -182,7 +239,7 @@ def poisoned_sources() -> tuple[str, str, set[str]]:
 
 
 def test_the_fixture_poisons_every_text_field_of_the_model() -> None:
-    from metrics_manual.model import Catalog, Profile
+    from metrics_manual.model.schema import Catalog, Profile
 
     *_, hit = poisoned_sources()
     assert text_fields(Catalog) | text_fields(Profile) <= hit
@@ -211,10 +268,15 @@ def poisoned_site(tmp_path_factory: pytest.TempPathFactory):
 def test_no_output_of_the_site_holds_a_raw_tag_from_the_source(poisoned_site) -> None:
     # Pages, 404, sitemap, search index (Material shows its titles and texts as HTML) ...; not the theme's
     # assets, nor the exports, which are data for tools and carry the text as it is.
-    files = [p for p in sorted(poisoned_site.rglob("*")) if p.is_file() and p.suffix != ".gz"
-             and p.relative_to(poisoned_site).parts[0] not in ("assets", "export")]
+    files = [
+        p
+        for p in sorted(poisoned_site.rglob("*"))
+        if p.is_file() and p.suffix != ".gz" and p.relative_to(poisoned_site).parts[0] not in ("assets", "export")
+    ]
     assert len([p for p in files if p.suffix == ".html"]) > 5 and poisoned_site / "search/search_index.json" in files
-    offenders = [f"{p.relative_to(poisoned_site)}: {m.group()}" for p in files for m in RAW.finditer(p.read_text("utf-8"))]
+    offenders = [
+        f"{p.relative_to(poisoned_site)}: {m.group()}" for p in files for m in RAW.finditer(p.read_text("utf-8"))
+    ]
     assert offenders == []
     # The exports are data for tools (JSON, YAML, CSV, rules): they carry the text as it is, and no page embeds them.
     exported = {p.suffix for p in (poisoned_site / "export").iterdir()}
@@ -225,8 +287,15 @@ def test_no_output_of_the_site_holds_a_raw_tag_from_the_source(poisoned_site) ->
 
 # --- the same, as a reader's browser runs it ---------------------------------------------------
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """`mkdocs serve` with an invalid source shows the findings in the browser and recovers on a good save;
 `mkdocs build` fails on the same source, and reports faults as findings, never as a traceback."""
+
 from __future__ import annotations
 
 import html
@@ -38,8 +39,12 @@ def set_profile(root: Path, text: str) -> None:
 
 
 def findings(root: Path) -> list[str]:
-    result = subprocess.run([sys.executable, "-m", "metrics_manual", "validate", "--root", str(root)],
-                            capture_output=True, text=True, env=ENV)
+    result = subprocess.run(
+        [sys.executable, "-m", "metrics_manual", "validate", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert result.returncode == 2
     return [line for line in result.stderr.splitlines() if ": error: " in line]
 
@@ -48,9 +53,23 @@ class Serve:
     def __init__(self, root: Path, log: Path, *options: str) -> None:
         self.port = free_port()
         self.log = log.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", *options, "-a", f"127.0.0.1:{self.port}",
-                                      "-f", str(root / "mkdocs.yml")], stdout=self.log, stderr=subprocess.STDOUT, env=ENV,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mkdocs",
+                "serve",
+                *options,
+                "-a",
+                f"127.0.0.1:{self.port}",
+                "-f",
+                str(root / "mkdocs.yml"),
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=ENV,
+            start_new_session=True,
+        )
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}/{path}"
@@ -107,7 +126,10 @@ def test_serve_starts_on_an_invalid_source(project: Path, tmp_path: Path) -> Non
         wait_for(lambda: shows_findings(fetch(server.url("")), lines), 60)
         assert "{%" not in fetch(server.url(""))  # a page filled from the source says it cannot be
         set_profile(project, TINY_PROFILE)
-        wait_for(lambda: "0.25 to 4.5" in (t := fetch(server.url("profiles/tiny/"))) and "metrics-manual-invalid" not in t, 20)
+        wait_for(
+            lambda: "0.25 to 4.5" in (t := fetch(server.url("profiles/tiny/"))) and "metrics-manual-invalid" not in t,
+            20,
+        )
     finally:
         server.stop()
 
@@ -116,7 +138,16 @@ def test_build_fails_on_the_invalid_source_with_its_findings(project: Path, tmp_
     set_profile(project, broken(TINY_PROFILE))
     lines = findings(project)
     for strict in (True, False):
-        command = [sys.executable, "-m", "mkdocs", "build", "-f", str(project / "mkdocs.yml"), "-d", str(tmp_path / "site")]
+        command = [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "-f",
+            str(project / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ]
         result = subprocess.run(command + (["--strict"] if strict else []), capture_output=True, text=True, env=ENV)
         assert result.returncode != 0
         assert all(line in result.stderr for line in lines)
@@ -129,7 +160,9 @@ def test_a_write_error_is_a_message_not_a_traceback(project: Path, tmp_path: Pat
     export = project / "docs" / "export"
     before = {p.name: p.read_bytes() for p in export.iterdir()}
     os.chmod(export, 0o555)
-    immutable = shutil.which("chattr") and subprocess.run(["chattr", "+i", str(export)], capture_output=True).returncode == 0
+    immutable = (
+        shutil.which("chattr") and subprocess.run(["chattr", "+i", str(export)], capture_output=True).returncode == 0
+    )
     try:
         if os.geteuid() == 0 and not immutable:
             pytest.skip("root ignores the mode and chattr +i is not available here")
@@ -151,7 +184,9 @@ def test_deep_nesting_is_a_finding_not_a_traceback(project: Path, tmp_path: Path
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
     # The reader's finding at the depth it refuses; the plugin's own message if the reader ever recursed.
-    assert re.search(r"ranges/profiles/tiny\.yaml:\d+:\d+: error: ", result.stderr) or "nests too deeply" in result.stderr
+    assert (
+        re.search(r"ranges/profiles/tiny\.yaml:\d+:\d+: error: ", result.stderr) or "nests too deeply" in result.stderr
+    )
 
 
 def test_serve_overwrites_a_hand_edit_without_stalling(project: Path, tmp_path: Path) -> None:
@@ -162,7 +197,9 @@ def test_serve_overwrites_a_hand_edit_without_stalling(project: Path, tmp_path: 
         wait_for(lambda: "0.25 to 4.5" in fetch(page), 60)
         generated.write_text(generated.read_text("utf-8") + "\nHAND EDIT\n", "utf-8")
         # The rebuild puts the generated page back and says so, without failing under `strict`.
-        wait_for(lambda: "overwrote hand edits in docs/profiles/tiny.md" in (tmp_path / "serve.log").read_text("utf-8"), 15)
+        wait_for(
+            lambda: "overwrote hand edits in docs/profiles/tiny.md" in (tmp_path / "serve.log").read_text("utf-8"), 15
+        )
         wait_for(lambda: "HAND EDIT" not in (text := fetch(page)) and "0.25 to 4.5" in text, 15)
         assert "HAND EDIT" not in generated.read_text("utf-8")
         log = (tmp_path / "serve.log").read_text("utf-8")

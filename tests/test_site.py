@@ -1,4 +1,5 @@
 """The MkDocs site: strict build, offline, several profiles, facts in hand-written pages, live reload."""
+
 from __future__ import annotations
 
 import html
@@ -13,19 +14,22 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
 import yaml
 
 from conftest import snapshot
-from metrics_manual.load import load_manual
-from metrics_manual.phrase import describe
+from metrics_manual.model.phrase import describe
+from metrics_manual.source.load import load_manual
 
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
 def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
-                           "-d", str(site)], capture_output=True, text=True, env=ENV)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(site)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
 
 
 # These tests run on a copy of the real manual, whatever it holds: they find what they edit
@@ -54,7 +58,11 @@ def set_band(root: Path, low: float, high: float) -> tuple[str, str]:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
     manual = load_manual(root)
     unit = manual.metrics[key].unit
-    [e] = [e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == low and getattr(e, "max", None) == high]
+    [e] = [
+        e
+        for e in manual.profile(data["id"]).expectations[key]
+        if getattr(e, "min", None) == low and getattr(e, "max", None) == high
+    ]
     return key, describe(e, unit)
 
 
@@ -64,7 +72,9 @@ def second_profile(root: Path) -> tuple[str, str, str]:
     key, band = first_band(data)
     manual = load_manual(root)
     unit = manual.metrics[key].unit
-    old = describe(next(e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == band["min"]), unit)
+    old = describe(
+        next(e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == band["min"]), unit
+    )
     band.update(min=band["min"] - 0.125, max=band["max"] + 1.5)
     data["id"] += "-seed2"
     data["title"] = "Second lab profile"
@@ -73,9 +83,13 @@ def second_profile(root: Path) -> tuple[str, str, str]:
     for note in data.get("section_notes", {}).values():
         if note.get("see"):
             note["see"] += "-seed2"
-    (root / "ranges/profiles" / f"{data['id']}.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+    (root / "ranges/profiles" / f"{data['id']}.yaml").write_text(
+        yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8"
+    )
     manual = load_manual(root)
-    new = describe(next(e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == band["min"]), unit)
+    new = describe(
+        next(e for e in manual.profile(data["id"]).expectations[key] if getattr(e, "min", None) == band["min"]), unit
+    )
     return data["title"], old, new
 
 
@@ -119,7 +133,10 @@ def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path)
         parser.feed(file.read_text("utf-8"))
         offenders += [f"{file.relative_to(site)}: {u}" for u in parser.urls if remote.match(u)]
     for file in site.rglob("*.css"):
-        offenders += [f"{file.relative_to(site)}: {u}" for u in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", file.read_text("utf-8"))]
+        offenders += [
+            f"{file.relative_to(site)}: {u}"
+            for u in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", file.read_text("utf-8"))
+        ]
     assert offenders == []
     assert "fonts.googleapis.com" not in (site / "index.html").read_text("utf-8")
 
@@ -143,7 +160,9 @@ def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path
     prompts = int(re.search(r"prompts_per_step: (\d+)", text).group(1)) + 7
     profile.write_text(re.sub(r"prompts_per_step: \d+", f"prompts_per_step: {prompts}", text), "utf-8")
     catalog = repo_copy / "ranges/catalog.yaml"
-    catalog.write_text(re.sub(r"(?m)^(  url: ).*$", r"\1https://example.org/miles-fork", catalog.read_text("utf-8"), count=1), "utf-8")
+    catalog.write_text(
+        re.sub(r"(?m)^(  url: ).*$", r"\1https://example.org/miles-fork", catalog.read_text("utf-8"), count=1), "utf-8"
+    )
     assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
     home = (tmp_path / "site/index.html").read_text("utf-8")
     assert f"{prompts} prompts with" in home
@@ -167,7 +186,9 @@ def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path,
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode != 0
     rel = path.relative_to(repo_copy).as_posix()
-    assert re.search(rf"{re.escape(rel)}:\d+:\d+: error: min {re.escape(str(low))} is above max", result.stderr), result.stderr
+    assert re.search(rf"{re.escape(rel)}:\d+:\d+: error: min {re.escape(str(low))} is above max", result.stderr), (
+        result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert snapshot(repo_copy) == before
 
@@ -177,7 +198,7 @@ def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_pat
     catalog = repo_copy / "ranges/catalog.yaml"
     text = catalog.read_text("utf-8")
     first = re.search(r"(?m)^(\s+)meaning: (.*)$", text)
-    catalog.write_text(text[:first.start()] + f"{first.group(1)}meaning: '{nasty}'" + text[first.end():], "utf-8")
+    catalog.write_text(text[: first.start()] + f"{first.group(1)}meaning: '{nasty}'" + text[first.end() :], "utf-8")
     metric = next(m for m in load_manual(repo_copy).metrics.values() if m.meaning == nasty)
     assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
     page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
@@ -190,9 +211,16 @@ def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_pat
 
 def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
     schema = repo_copy / "docs/schema/profile.schema.json"
-    schema.write_text(schema.read_text("utf-8").replace('"Strict"', '"Loose"', 1).replace('"title": "Setup"', '"title": "Old setup"'), "utf-8")
-    result = subprocess.run([sys.executable, "-m", "metrics_manual", "check", "--root", str(repo_copy)],
-                            capture_output=True, text=True, env=ENV)
+    schema.write_text(
+        schema.read_text("utf-8").replace('"Strict"', '"Loose"', 1).replace('"title": "Setup"', '"title": "Old setup"'),
+        "utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "metrics_manual", "check", "--root", str(repo_copy)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert result.returncode == 1
     assert "docs/schema/profile.schema.json:" in result.stdout
 
@@ -231,9 +259,13 @@ def wait_for(predicate, timeout: float) -> float:
 def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_path: Path) -> None:
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f",
-                             str(repo_copy / "mkdocs.yml")], stdout=log, stderr=subprocess.STDOUT, env=ENV,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(repo_copy / "mkdocs.yml")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=ENV,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}/reference/metrics/"
     try:
         wait_for(lambda: "mm-range" in fetch(url), 60)

@@ -1,4 +1,5 @@
 """Every rejection of the source, with its exact file, line, column and message."""
+
 from __future__ import annotations
 
 import json
@@ -6,66 +7,167 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_CATALOG, TINY_PROFILE, REPO, run_cli, write_project
-from metrics_manual.errors import SourceError
-from metrics_manual.load import load_manual
+from conftest import REPO, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
+from metrics_manual.diagnostics.finding import SourceError
+from metrics_manual.source.load import load_manual
 
 P = "ranges/profiles/tiny.yaml"
 C = "ranges/catalog.yaml"
 
 # (case, text replaced in the tiny profile, replacement, the one finding expected)
 PROFILE_CASES = [
-    ("broken YAML", "title: Tiny runs", "title: [Tiny runs",
-     f"{P}:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'"),
-    ("duplicate key", "title: Tiny runs", "title: Tiny runs\ntitle: Again",
-     f"{P}:3:1: error: duplicate key 'title' (first defined at line 2, column 1)"),
-    ("number as string", "min: 0.5,", "min: '0.5',",
-     f"{P}:26:25: error: min: expected a number, got the string '0.5'; remove the quotes"),
-    ("min above max", "min: 0.5, max: 0.9", "min: 0.95, max: 0.9",
-     f"{P}:26:7: error: min 0.95 is above max 0.9"),
-    ("unknown metric", "  train/pg_clipfrac:", "  train/pg_clipfrak:",
-     f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first; did you mean 'train/pg_clipfrac'?"),
-    ("unknown source", "sources: [summary]}", "sources: [sumary]}",
-     f"{P}:26:61: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'?"),
-    ("python tag", "title: Tiny runs", "title: !!python/object/apply:os.system ['touch PWNED']",
-     f"{P}:2:8: error: YAML tag '!!python/object/apply:os.system' is not allowed; use a plain list"),
-    ("custom tag", "title: Tiny runs", "title: !secret Tiny",
-     f"{P}:2:8: error: YAML tag '!secret' is not allowed; only plain strings, numbers, booleans, lists and mappings are"),
+    (
+        "broken YAML",
+        "title: Tiny runs",
+        "title: [Tiny runs",
+        f"{P}:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'",
+    ),
+    (
+        "duplicate key",
+        "title: Tiny runs",
+        "title: Tiny runs\ntitle: Again",
+        f"{P}:3:1: error: duplicate key 'title' (first defined at line 2, column 1)",
+    ),
+    (
+        "number as string",
+        "min: 0.5,",
+        "min: '0.5',",
+        f"{P}:26:25: error: min: expected a number, got the string '0.5'; remove the quotes",
+    ),
+    ("min above max", "min: 0.5, max: 0.9", "min: 0.95, max: 0.9", f"{P}:26:7: error: min 0.95 is above max 0.9"),
+    (
+        "unknown metric",
+        "  train/pg_clipfrac:",
+        "  train/pg_clipfrak:",
+        f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first; did you mean 'train/pg_clipfrac'?",
+    ),
+    (
+        "unknown source",
+        "sources: [summary]}",
+        "sources: [sumary]}",
+        f"{P}:26:61: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'?",
+    ),
+    (
+        "python tag",
+        "title: Tiny runs",
+        "title: !!python/object/apply:os.system ['touch PWNED']",
+        f"{P}:2:8: error: YAML tag '!!python/object/apply:os.system' is not allowed; use a plain list",
+    ),
+    (
+        "custom tag",
+        "title: Tiny runs",
+        "title: !secret Tiny",
+        f"{P}:2:8: error: YAML tag '!secret' is not allowed; only plain strings, numbers, booleans, lists and mappings are",
+    ),
     ("nan", "max: 0.9", "max: .nan", f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite"),
     ("inf", "max: 0.9", "max: -.inf", f"{P}:26:35: error: max: '-.inf' is not a finite number; ranges must be finite"),
-    ("overflow", "max: 0.9", "max: 1.0e+999", f"{P}:26:35: error: max: '1.0e+999' is not a finite number; ranges must be finite"),
-    ("overflow without dot", "max: 0.9", "max: 1e999", f"{P}:26:35: error: max: '1e999' is not a finite number; ranges must be finite"),
-    ("zero steps", "value: 400, steps: 10", "value: 400, steps: 0", f"{P}:28:41: error: steps: Input should be greater than 0"),
-    ("negative steps", "steps: 10, sources", "steps: -3, sources", f"{P}:26:47: error: steps: Input should be greater than 0"),
-    ("unknown field", "  dataset: D", "  datasett: D\n  dataset: D",
-     f"{P}:8:3: error: unknown field 'datasett'; did you mean 'dataset'?"),
-    ("misplaced field", "  steps: 10\n", "  steps: 10\nsteps: 10\n",
-     f"{P}:14:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup"),
-    ("long value is cut in the message", "kind: median", "kind: " + "m" * 10_000,
-     f"{P}:28:14: error: unknown kind '" + "m" * 78 + "…; expected one of: 'band', 'median', 'exact', 'presence'"),
+    (
+        "overflow",
+        "max: 0.9",
+        "max: 1.0e+999",
+        f"{P}:26:35: error: max: '1.0e+999' is not a finite number; ranges must be finite",
+    ),
+    (
+        "overflow without dot",
+        "max: 0.9",
+        "max: 1e999",
+        f"{P}:26:35: error: max: '1e999' is not a finite number; ranges must be finite",
+    ),
+    (
+        "zero steps",
+        "value: 400, steps: 10",
+        "value: 400, steps: 0",
+        f"{P}:28:41: error: steps: Input should be greater than 0",
+    ),
+    (
+        "negative steps",
+        "steps: 10, sources",
+        "steps: -3, sources",
+        f"{P}:26:47: error: steps: Input should be greater than 0",
+    ),
+    (
+        "unknown field",
+        "  dataset: D",
+        "  datasett: D\n  dataset: D",
+        f"{P}:8:3: error: unknown field 'datasett'; did you mean 'dataset'?",
+    ),
+    (
+        "misplaced field",
+        "  steps: 10\n",
+        "  steps: 10\nsteps: 10\n",
+        f"{P}:14:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup",
+    ),
+    (
+        "long value is cut in the message",
+        "kind: median",
+        "kind: " + "m" * 10_000,
+        f"{P}:28:14: error: unknown kind '" + "m" * 78 + "…; expected one of: 'band', 'median', 'exact', 'presence'",
+    ),
     ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice'"),
-    ("unknown kind", "kind: median", "kind: mean",
-     f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence'"),
-    ("boolean for integer", "prompts_per_step: 4", "prompts_per_step: true", f"{P}:10:21: error: prompts_per_step: expected an integer, got True"),
-    ("alias", "  steps: 10\nsources:", "  steps: 10\nextra_setup: &s {a: 1}\nagain: *s\nsources:",
-     f"{P}:14:14: error: anchors and aliases (&name, *name) are not supported here; write the value out"),
-    ("date", "commit: abcdef12", "commit: 2026-01-01", f"{P}:16:63: error: '2026-01-01' reads as a date; quote it to make it a string"),
-    ("window longer than steps", "window: {first: 2}", "window: {first: 2}, steps: 1",
-     f"{P}:31:7: error: window of the first 2 steps is longer than the 1 steps"),
-    ("steps beyond setup", "value: 400, steps: 10", "value: 400, steps: 11",
-     f"{P}:28:41: error: 11 steps is more than the 10 steps of the setup"),
-    ("unknown section note", "  training: {text", "  trainin: {text",
-     f"{P}:18:3: error: unknown section 'trainin'; did you mean 'training'?"),
-    ("unknown note", "see: tiny-notes", "see: tiny-note",
-     f"{P}:18:46: error: unknown note 'tiny-note'; add it under 'notes'; did you mean 'tiny-notes'?"),
-    ("line break in text", "title: Tiny runs", 'title: "Tiny\\nruns"',
-     f"{P}:2:8: error: title: text must be one line without control characters; fold long text with >-"),
+    (
+        "unknown kind",
+        "kind: median",
+        "kind: mean",
+        f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence'",
+    ),
+    (
+        "boolean for integer",
+        "prompts_per_step: 4",
+        "prompts_per_step: true",
+        f"{P}:10:21: error: prompts_per_step: expected an integer, got True",
+    ),
+    (
+        "alias",
+        "  steps: 10\nsources:",
+        "  steps: 10\nextra_setup: &s {a: 1}\nagain: *s\nsources:",
+        f"{P}:14:14: error: anchors and aliases (&name, *name) are not supported here; write the value out",
+    ),
+    (
+        "date",
+        "commit: abcdef12",
+        "commit: 2026-01-01",
+        f"{P}:16:63: error: '2026-01-01' reads as a date; quote it to make it a string",
+    ),
+    (
+        "window longer than steps",
+        "window: {first: 2}",
+        "window: {first: 2}, steps: 1",
+        f"{P}:31:7: error: window of the first 2 steps is longer than the 1 steps",
+    ),
+    (
+        "steps beyond setup",
+        "value: 400, steps: 10",
+        "value: 400, steps: 11",
+        f"{P}:28:41: error: 11 steps is more than the 10 steps of the setup",
+    ),
+    (
+        "unknown section note",
+        "  training: {text",
+        "  trainin: {text",
+        f"{P}:18:3: error: unknown section 'trainin'; did you mean 'training'?",
+    ),
+    (
+        "unknown note",
+        "see: tiny-notes",
+        "see: tiny-note",
+        f"{P}:18:46: error: unknown note 'tiny-note'; add it under 'notes'; did you mean 'tiny-notes'?",
+    ),
+    (
+        "line break in text",
+        "title: Tiny runs",
+        'title: "Tiny\\nruns"',
+        f"{P}:2:8: error: title: text must be one line without control characters; fold long text with >-",
+    ),
     ("blank text", "title: Tiny runs", 'title: "   "', f"{P}:2:8: error: title: text must not be blank"),
     ("top-level list", TINY_PROFILE, "- a\n- b\n", f"{P}:1:1: error: the file must hold a YAML mapping at the top"),
     ("empty file", TINY_PROFILE, "", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
     ("only a comment", TINY_PROFILE, "# nothing yet\n", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
-    ("two documents", TINY_PROFILE, "a: 1\n---\nb: 2\n",
-     f"{P}:2:1: error: invalid YAML: expected a single document in the stream but found another document"),
+    (
+        "two documents",
+        TINY_PROFILE,
+        "a: 1\n---\nb: 2\n",
+        f"{P}:2:1: error: invalid YAML: expected a single document in the stream but found another document",
+    ),
 ]
 
 
@@ -98,12 +200,24 @@ def test_non_utf8(tmp_path: Path) -> None:
 
 
 CATALOG_CASES = [
-    ("duplicate metric", "      - key: train/pg_clipfrac", "      - key: train/grad_norm",
-     f"{C}:18:14: error: metric 'train/grad_norm' is already in the catalog (section 'training')"),
-    ("bad key", "key: train/grad_norm", "key: Train grad norm",
-     f"{C}:16:14: error: key: String should match pattern '^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\\-]+)+(/\\*)?$', got 'Train grad norm'"),
-    ("family without members", "        members: [train/weight/mean, train/weight/max]\n", "",
-     f"{C}:20:9: error: a family key ends in /* and lists its members; a plain key has no members"),
+    (
+        "duplicate metric",
+        "      - key: train/pg_clipfrac",
+        "      - key: train/grad_norm",
+        f"{C}:18:14: error: metric 'train/grad_norm' is already in the catalog (section 'training')",
+    ),
+    (
+        "bad key",
+        "key: train/grad_norm",
+        "key: Train grad norm",
+        f"{C}:16:14: error: key: String should match pattern '^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\\-]+)+(/\\*)?$', got 'Train grad norm'",
+    ),
+    (
+        "family without members",
+        "        members: [train/weight/mean, train/weight/max]\n",
+        "",
+        f"{C}:20:9: error: a family key ends in /* and lists its members; a plain key has no members",
+    ),
     ("duplicate section", "  - id: training", "  - id: rollout", f"{C}:13:9: error: duplicate section id 'rollout'"),
 ]
 
@@ -119,11 +233,14 @@ def test_catalog_rejection(tmp_path: Path, case: str, old: str, new: str, expect
 
 
 def test_all_findings_collected_across_files(tmp_path: Path) -> None:
-    root = write_project(tmp_path, profiles={
-        "tiny": TINY_PROFILE.replace("max: 0.9", "max: .nan"),
-        "two": TINY_PROFILE.replace("title: Tiny runs", "title: [x"),
-        "three": TINY_PROFILE,  # same id and note id as tiny
-    })
+    root = write_project(
+        tmp_path,
+        profiles={
+            "tiny": TINY_PROFILE.replace("max: 0.9", "max: .nan"),
+            "two": TINY_PROFILE.replace("title: Tiny runs", "title: [x"),
+            "three": TINY_PROFILE,  # same id and note id as tiny
+        },
+    )
     assert findings_of(root) == [
         "ranges/profiles/tiny.yaml:26:35: error: max: '.nan' is not a finite number; ranges must be finite",
         "ranges/profiles/two.yaml:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'",
@@ -140,15 +257,26 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace("max: 0.9", "max: .nan")})
     text = run_cli("validate", "--root", str(root))
     assert (text.returncode, text.stdout) == (2, "")
-    assert text.stderr == (f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite\n"
-                           "1 error(s).\n")
+    assert text.stderr == (
+        f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite\n1 error(s).\n"
+    )
     as_json = run_cli("validate", "--root", str(root), "--format", "json")
     assert as_json.returncode == 2
-    assert json.loads(as_json.stdout) == [{"path": P, "line": 26, "col": 35, "severity": "error", "diff": "",
-                                           "message": "max: '.nan' is not a finite number; ranges must be finite"}]
+    assert json.loads(as_json.stdout) == [
+        {
+            "path": P,
+            "line": 26,
+            "col": 35,
+            "severity": "error",
+            "diff": "",
+            "message": "max: '.nan' is not a finite number; ranges must be finite",
+        }
+    ]
     github = run_cli("validate", "--root", str(root), "--format", "github")
     assert (github.returncode, github.stdout) == (
-        2, f"::error file={P},line=26,col=35::max: '.nan' is not a finite number; ranges must be finite\n")
+        2,
+        f"::error file={P},line=26,col=35::max: '.nan' is not a finite number; ranges must be finite\n",
+    )
     assert "Traceback" not in text.stderr + as_json.stderr
 
 
@@ -162,8 +290,10 @@ def test_cli_root_and_missing_root(tmp_path: Path) -> None:
     assert run_cli("validate", cwd=deeper).stdout == ok.stdout
     missing = run_cli("validate", cwd=tmp_path)
     assert missing.returncode == 2
-    assert missing.stderr == (f"error: no ranges/ folder in {tmp_path.resolve()} or any folder above it; "
-                              "run inside a project or pass --root DIR\n")
+    assert missing.stderr == (
+        f"error: no ranges/ folder in {tmp_path.resolve()} or any folder above it; "
+        "run inside a project or pass --root DIR\n"
+    )
 
 
 def test_missing_catalog(tmp_path: Path) -> None:
@@ -179,9 +309,13 @@ def test_real_source_is_valid() -> None:
 
 def test_independent_problems_of_a_file_all_show_at_once(tmp_path: Path) -> None:
     """Four mistakes in one file: a misplaced field, a bad number, an unknown metric, an unknown source."""
-    profile = (TINY_PROFILE.replace("  steps: 10\n", "").replace("setup:\n", "steps: 10\nsetup:\n")
-               .replace("max: 0.9, steps: 10", "max: x, steps: 10").replace("rollout/response_lengths:", "rollout/response_lengthz:")
-               .replace("sources: [summary]}", "sources: [sumary]}"))
+    profile = (
+        TINY_PROFILE.replace("  steps: 10\n", "")
+        .replace("setup:\n", "steps: 10\nsetup:\n")
+        .replace("max: 0.9, steps: 10", "max: x, steps: 10")
+        .replace("rollout/response_lengths:", "rollout/response_lengthz:")
+        .replace("sources: [summary]}", "sources: [sumary]}")
+    )
     root = write_project(tmp_path, profiles={"tiny": profile})
     assert findings_of(root) == [
         f"{P}:5:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup",
@@ -209,7 +343,10 @@ def test_yml_profiles_are_read_and_other_files_are_findings(tmp_path: Path) -> N
 def test_profiles_follow_their_order_field(tmp_path: Path) -> None:
     def named(pid: str, order: str) -> str:
         return TINY_PROFILE.replace("id: tiny\n", f"id: {pid}\n{order}").replace("tiny-notes", f"{pid}-notes")
-    root = write_project(tmp_path, profiles={"a": named("a", ""), "b": named("b", "order: 2\n"), "c": named("c", "order: 1\n")})
+
+    root = write_project(
+        tmp_path, profiles={"a": named("a", ""), "b": named("b", "order: 2\n"), "c": named("c", "order: 1\n")}
+    )
     assert [p.id for p in load_manual(root).profiles] == ["c", "b", "a"]
 
 
@@ -217,10 +354,15 @@ def test_profiles_follow_their_order_field(tmp_path: Path) -> None:
 def test_a_note_whose_anchor_is_taken_is_a_finding(tmp_path: Path, note_id: str) -> None:
     profile = TINY_PROFILE.replace("tiny-notes", note_id)
     root = write_project(tmp_path, profiles={"tiny": profile})
-    owner = {"training": "section 'training' of ranges/catalog.yaml", "sources": "the sources",
-             "origins": "the table of where the keys come from"}[note_id]
-    assert findings_of(root) == [f"{P}:20:9: error: note id {note_id!r} gives the anchor 's-ref-{note_id}', "
-                                 f"which {owner} already has; choose another id"]
+    owner = {
+        "training": "section 'training' of ranges/catalog.yaml",
+        "sources": "the sources",
+        "origins": "the table of where the keys come from",
+    }[note_id]
+    assert findings_of(root) == [
+        f"{P}:20:9: error: note id {note_id!r} gives the anchor 's-ref-{note_id}', "
+        f"which {owner} already has; choose another id"
+    ]
 
 
 def test_whole_floats_read_as_the_numbers_they_are(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@
    events) and a 1 GB dashboard log: throughput and peak memory (--part judge, --judge-mb N).
 5. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,21 +42,32 @@ def generated_source(root: Path, metrics: int, profiles: int, per_section: int =
         shutil.rmtree(root / "docs" / stale, ignore_errors=True)
     (root / "docs/.generated.json").unlink(missing_ok=True)
     (root / "ranges/profiles").mkdir(parents=True)
-    lines = ["title: Metrics", "code: {repository: radixark/miles, branch: main, commit: 31f1ca96}",
-             "step_keys: {train: train/step}", "sections:"]
+    lines = [
+        "title: Metrics",
+        "code: {repository: radixark/miles, branch: main, commit: 31f1ca96}",
+        "step_keys: {train: train/step}",
+        "sections:",
+    ]
     keys = []
     for s in range(metrics // per_section):
         lines += [f"  - id: section-{s}", f"    title: Section {s}", "    metrics:"]
         for i in range(per_section):
             key = f"train/metric_{s}_{i}"
             keys.append(key)
-            lines += [f"      - key: {key}", f"        meaning: the value number {i} of section {s}",
-                      "        unit: s" if i % 3 == 0 else "        unit: tokens"]
+            lines += [
+                f"      - key: {key}",
+                f"        meaning: the value number {i} of section {s}",
+                "        unit: s" if i % 3 == 0 else "        unit: tokens",
+            ]
     (root / "ranges/catalog.yaml").write_text("\n".join(lines) + "\n", "utf-8")
     lab = (REPO / "ranges/profiles/lab-gb10.yaml").read_text("utf-8").split("section_notes:")[0]
     for p in range(profiles):
-        out = [lab.replace("id: lab-gb10", f"id: profile-{p}").replace("title: Lab runs on one GB10", f"title: Profile {p}"),
-               "expectations:"]
+        out = [
+            lab.replace("id: lab-gb10", f"id: profile-{p}").replace(
+                "title: Lab runs on one GB10", f"title: Profile {p}"
+            ),
+            "expectations:",
+        ]
         for n, key in enumerate(keys):
             a = round(0.001 * (n % 997) + p, 4)
             out += [f"  {key}:", "    - " + KINDS[(n + p) % len(KINDS)].format(a=a, b=round(a + 1.5, 4))]
@@ -66,8 +78,10 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
     """Wall seconds and peak RSS (MiB) of one command in a child process."""
     before = time.perf_counter()
     # Each measurement in a fresh shell so ru_maxrss is this child's own peak.
-    script = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+    script = (
+        "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
+    )
     proc = subprocess.run([sys.executable, "-c", script, *cmd], cwd=cwd, env=ENV, capture_output=True, text=True)
     took = time.perf_counter() - before
     if proc.returncode not in (0, 1):
@@ -77,25 +91,32 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
 
 def in_process(root: Path, what: str, runs: int) -> float:
     """Median seconds of load_manual or generate alone, without interpreter start-up."""
-    code = ("import statistics, sys, time; from pathlib import Path; from metrics_manual.build import generate; "
-            "from metrics_manual.load import load_manual; f = {'load': load_manual, 'generate': generate}[sys.argv[2]]; "
-            "r = Path(sys.argv[1]); ts = []\n"
-            "for _ in range(int(sys.argv[3])):\n t = time.perf_counter(); f(r); ts.append(time.perf_counter() - t)\n"
-            "print(statistics.median(ts))")
-    out = subprocess.run([sys.executable, "-c", code, str(root), what, str(runs)], capture_output=True, text=True, env=ENV,
-                         check=True)
+    code = (
+        "import statistics, sys, time; from pathlib import Path; from metrics_manual.build import generate; "
+        "from metrics_manual.source.load import load_manual; f = {'load': load_manual, 'generate': generate}[sys.argv[2]]; "
+        "r = Path(sys.argv[1]); ts = []\n"
+        "for _ in range(int(sys.argv[3])):\n t = time.perf_counter(); f(r); ts.append(time.perf_counter() - t)\n"
+        "print(statistics.median(ts))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root), what, str(runs)], capture_output=True, text=True, env=ENV, check=True
+    )
     return float(out.stdout)
 
 
 def load_times(root: Path, runs: int) -> tuple[float, float]:
     """Median wall and CPU seconds of load_manual in process: CPU time stays meaningful on a busy machine."""
-    code = ("import statistics, sys, time; from pathlib import Path; from metrics_manual.load import load_manual\n"
-            "walls, cpus = [], []\n"
-            "for _ in range(int(sys.argv[2])):\n"
-            " w, c = time.perf_counter(), time.process_time(); load_manual(Path(sys.argv[1]))\n"
-            " walls.append(time.perf_counter() - w); cpus.append(time.process_time() - c)\n"
-            "print(statistics.median(walls), statistics.median(cpus))")
-    out = subprocess.run([sys.executable, "-c", code, str(root), str(runs)], capture_output=True, text=True, env=ENV, check=True)
+    code = (
+        "import statistics, sys, time; from pathlib import Path; from metrics_manual.source.load import load_manual\n"
+        "walls, cpus = [], []\n"
+        "for _ in range(int(sys.argv[2])):\n"
+        " w, c = time.perf_counter(), time.process_time(); load_manual(Path(sys.argv[1]))\n"
+        " walls.append(time.perf_counter() - w); cpus.append(time.process_time() - c)\n"
+        "print(statistics.median(walls), statistics.median(cpus))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root), str(runs)], capture_output=True, text=True, env=ENV, check=True
+    )
     wall, cpu = out.stdout.split()
     return float(wall), float(cpu)
 
@@ -109,8 +130,10 @@ def report(name: str, root: Path, runs: int, validate_only: bool = False) -> Non
     load, cpu = load_times(root, runs)
     walls, rsss = zip(*(timed([*mm, "validate"], root) for _ in range(runs)))
     wall, rss = statistics.median(walls), max(rsss)
-    print(f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU); `metrics-manual validate` {wall:.2f} s wall,"
-          f" peak RSS {rss} MiB (median of {runs})")
+    print(
+        f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU); `metrics-manual validate` {wall:.2f} s wall,"
+        f" peak RSS {rss} MiB (median of {runs})"
+    )
     if validate_only:
         return
     timed([*mm, "build"], root)  # the tree now holds every generated file: later builds write nothing
@@ -120,12 +143,16 @@ def report(name: str, root: Path, runs: int, validate_only: bool = False) -> Non
     site = Path(tempfile.mkdtemp())
     mkdocs = median_of(runs, [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], root)
     shutil.rmtree(site)
-    print(f"[{name}] median of {runs}: `metrics-manual build` {build:.2f} s (generator in process {gen:.2f} s), "
-          f"`metrics-manual check` {check:.2f} s, `mkdocs build` {mkdocs:.2f} s (it runs the generator too)")
+    print(
+        f"[{name}] median of {runs}: `metrics-manual build` {build:.2f} s (generator in process {gen:.2f} s), "
+        f"`metrics-manual check` {check:.2f} s, `mkdocs build` {mkdocs:.2f} s (it runs the generator too)"
+    )
     drifted = drift(root, mm)
-    print(f"[{name}] ratios to mkdocs build: build {build / mkdocs:.2f}, generator in process {gen / mkdocs:.2f}, "
-          f"check {check / mkdocs:.2f}, check with every page and export drifted {drifted / mkdocs:.2f} "
-          f"({drifted:.2f} s; {drifted / check:.2f} of a clean check)")
+    print(
+        f"[{name}] ratios to mkdocs build: build {build / mkdocs:.2f}, generator in process {gen / mkdocs:.2f}, "
+        f"check {check / mkdocs:.2f}, check with every page and export drifted {drifted / mkdocs:.2f} "
+        f"({drifted:.2f} s; {drifted / check:.2f} of a clean check)"
+    )
 
 
 def drift(root: Path, mm: list[str]) -> float:
@@ -143,10 +170,11 @@ def drift(root: Path, mm: list[str]) -> float:
 def derive_figures(tmp: Path) -> None:
     """Capture size and derive time on runs made up here (never published: a temp dir only)."""
     import random
+
     sys.path.insert(0, str(REPO / "tools"))
-    from metrics_manual.capture import capture_text
-    from metrics_manual.load import load_manual
-    from metrics_manual.run import Run
+    from metrics_manual.runs.capture import capture_text
+    from metrics_manual.runs.series import Run
+    from metrics_manual.source.load import load_manual
 
     root = Path(tmp) / "derive"
     (root / "ranges" / "profiles").mkdir(parents=True)
@@ -157,7 +185,9 @@ def derive_figures(tmp: Path) -> None:
     (root / "ranges" / "profiles" / "bench.yaml").write_text(
         "id: bench\ntitle: Bench\nsummary: Made up.\nadvice: None.\nsetup: {framework: Miles, model: M, dataset: D, "
         "hardware: {count: 1, name: G}, prompts_per_step: 1, answers_per_prompt: 1, token_limit: 1, steps: 48}\n"
-        "sources:\n  code: {kind: log, path: x.log}\nexpectations:\n" + lines, "utf-8")
+        "sources:\n  code: {kind: log, path: x.log}\nexpectations:\n" + lines,
+        "utf-8",
+    )
     for steps in (48, 10_000):
         args = []
         for seed in (1, 2, 3):
@@ -167,16 +197,30 @@ def derive_figures(tmp: Path) -> None:
             path.write_text(capture_text(run, keys), "utf-8")
             args.append(f"--run=s{seed}={path}")
         size = (root / f"run1-{steps}.jsonl").stat().st_size
-        wall, rss = timed([sys.executable, "-m", "metrics_manual", "derive", "--profile", "bench", *args,
-                           "--capture-to", str(root / "ranges" / "captures")], root)
-        print(f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
-              f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB")
+        wall, rss = timed(
+            [
+                sys.executable,
+                "-m",
+                "metrics_manual",
+                "derive",
+                "--profile",
+                "bench",
+                *args,
+                "--capture-to",
+                str(root / "ranges" / "captures"),
+            ],
+            root,
+        )
+        print(
+            f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
+            f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB"
+        )
 
 
 def _catalog_keys() -> tuple[dict[str, list[str]], dict[str, str]]:
     """The real catalog's metric keys grouped by step key, and its step keys."""
     sys.path.insert(0, str(REPO / "tools"))
-    from metrics_manual.load import load_manual
+    from metrics_manual.source.load import load_manual
 
     catalog = load_manual(REPO).catalog
     groups: dict[str, list[str]] = {}
@@ -194,8 +238,10 @@ def event_log(path: Path, mb: int, big_kb: int = 64, per_step: int = 8) -> int:
     and `per_step` non-metric events of `big_kb` KB (weight checksums). Returns the steps."""
     groups, _ = _catalog_keys()
     checksums = ",".join(f'"layer.{i}":"{i:064x}"' for i in range(big_kb * 1024 // 80))
-    big = ('{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"actor_cell0_rank0"},'
-           '"type":"weight_checksum","rollout_id":%d,"attempt":null,"checksums":{' + checksums + "}}\n")
+    big = (
+        '{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"actor_cell0_rank0"},'
+        '"type":"weight_checksum","rollout_id":%d,"attempt":null,"checksums":{' + checksums + "}}\n"
+    )
     step = 0
     with path.open("w", encoding="utf-8") as fh:
         while fh.tell() < mb * 1_000_000:
@@ -203,8 +249,10 @@ def event_log(path: Path, mb: int, big_kb: int = 64, per_step: int = 8) -> int:
                 fh.write(big % step)
             for sk, keys in groups.items():
                 metrics = ",".join([f'"{sk}":{step}'] + [f'"{k}":{0.5 + (step % 97) / 1000}' for k in keys])
-                fh.write('{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"main"},"type":"metric",'
-                         f'"rollout_id":null,"attempt":null,"metrics":{{{metrics}}}}}\n')
+                fh.write(
+                    '{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"main"},"type":"metric",'
+                    f'"rollout_id":null,"attempt":null,"metrics":{{{metrics}}}}}\n'
+                )
             step += 1
     return step
 
@@ -219,7 +267,9 @@ def dashboard_log(path: Path, mb: int, extra: int = 80) -> int:
         while fh.tell() < mb * 1_000_000:
             for sk, keys in groups.items():
                 metrics = ", ".join([f'"{sk}": {step}'] + [f'"{k}": {0.5 + (step % 97) / 1000}' for k in keys])
-                fh.write(f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n')
+                fh.write(
+                    f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n'
+                )
             step += 1
     return step
 
@@ -228,7 +278,7 @@ def judge_report(mb: int) -> None:
     """Throughput and peak RSS of `metrics-manual judge` on generated logs of `mb` MB (the real manual's profile)."""
     mm = [sys.executable, "-m", "metrics_manual"]
     _, _ = _catalog_keys()
-    from metrics_manual.load import load_manual
+    from metrics_manual.source.load import load_manual
 
     profile = load_manual(REPO).profiles[0].id
     with tempfile.TemporaryDirectory() as tmp:
@@ -236,9 +286,13 @@ def judge_report(mb: int) -> None:
             path = Path(tmp) / f"{name.split()[0]}.jsonl"
             steps = make(path, mb)
             size = path.stat().st_size
-            wall, rss = timed([*mm, "judge", "--profile", profile, "--format", "json", "--no-progress", str(path)], REPO)
-            print(f"[judge] {name} of {size / 1e6:,.0f} MB ({steps:,} steps): {wall:.2f} s wall, "
-                  f"{size / 1e6 / wall:,.0f} MB/s, peak RSS {rss} MiB")
+            wall, rss = timed(
+                [*mm, "judge", "--profile", profile, "--format", "json", "--no-progress", str(path)], REPO
+            )
+            print(
+                f"[judge] {name} of {size / 1e6:,.0f} MB ({steps:,} steps): {wall:.2f} s wall, "
+                f"{size / 1e6 / wall:,.0f} MB/s, peak RSS {rss} MiB"
+            )
             path.unlink()
 
 
@@ -248,7 +302,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--part", choices=("all", "manual", "judge", "derive"), default="all")
     parser.add_argument("--judge-mb", type=int, default=1000, help="size of each generated run log (MB)")
-    parser.add_argument("--validate", action="store_true", help="only load+validate (the reader and the model), 10,000 x 10 unless --quick")
+    parser.add_argument(
+        "--validate",
+        action="store_true",
+        help="only load+validate (the reader and the model), 10,000 x 10 unless --quick",
+    )
     args = parser.parse_args()
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb)

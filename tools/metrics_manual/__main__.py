@@ -1,3 +1,3 @@
-from .cli import main
+from metrics_manual.cli.main import main
 
 main()

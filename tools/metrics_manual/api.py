@@ -11,23 +11,37 @@ Judge a run against it (the same judgement as `metrics-manual judge`):
     verdict = judge(profile, run, rtol=0.1, exclude_steps=[3])
     verdict.summary, [r for r in verdict.results if r.verdict != "pass"]
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 from pydantic import ValidationError
 
-from .judge import DEFAULT_RTOL, Judgement, Result
-from .judge import judge as _judge
-from .model import AtStep, Band, Exact, Median, MetricExport, Presence, ProfileExport
-from .run import Run
-from .runs import read_run
+from metrics_manual.judge.rules import DEFAULT_RTOL, Judgement, Result
+from metrics_manual.judge.rules import judge as _judge
+from metrics_manual.model.schema import AtStep, Band, Exact, Median, MetricExport, Presence, ProfileExport
+from metrics_manual.runs.read import read_run
+from metrics_manual.runs.series import Run
 
-__all__ = ["load_profile", "ProfileExport", "MetricExport", "Band", "Median", "Exact", "Presence", "AtStep",
-           "judge", "read_run", "Run", "Judgement", "Result"]
+__all__ = [
+    "load_profile",
+    "ProfileExport",
+    "MetricExport",
+    "Band",
+    "Median",
+    "Exact",
+    "Presence",
+    "AtStep",
+    "judge",
+    "read_run",
+    "Run",
+    "Judgement",
+    "Result",
+]
 
 
 def load_profile(path: str | Path) -> ProfileExport:
@@ -41,6 +55,8 @@ def load_profile(path: str | Path) -> ProfileExport:
         raise ValueError(f"{path}: not an exported metrics-manual profile: {exc}") from None
 
 
-def judge(profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclude_steps: Iterable[int] = ()) -> Judgement:
+def judge(
+    profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclude_steps: Iterable[int] = ()
+) -> Judgement:
     """Every expectation of `profile` held against `run`: pass, fail or error, with the failing steps."""
     return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps)

@@ -1,15 +1,17 @@
 """The pipeline: ranges/ -> model -> pages, exports and schemas in memory; and the build that writes them."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import Finding, SourceError, UsageError
-from .export import export_document, render_exports, source_schemas
-from .files import Plan, apply, locked, plan, recover
-from .judge import verdict_schemas
-from .load import Manual, did_you_mean, gc_paused, load_manual
-from .model import ProfileExport
-from .render import render_pages
+from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
+from metrics_manual.disk.files import Plan, apply, locked, plan, recover
+from metrics_manual.exports.formats import export_document, render_exports, source_schemas
+from metrics_manual.judge.rules import verdict_schemas
+from metrics_manual.model.schema import ProfileExport
+from metrics_manual.runs.capture import captured_runs_by_profile, captures_in_repo
+from metrics_manual.site.render import render_pages
+from metrics_manual.source.load import Manual, did_you_mean, gc_paused, load_manual
 
 
 def site_url(root: Path) -> str | None:
@@ -35,8 +37,14 @@ def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str
     """Everything `build` writes, path relative to root -> text. Raises SourceError."""
     with gc_paused():
         manual = manual or load_manual(root)
-        files = {**render_pages(manual, root), **render_exports(manual, site_url(root)), **source_schemas(),
-                 **verdict_schemas()}
+        captured = captured_runs_by_profile(root, manual.profiles, manual.catalog)
+        in_repo = {p.id: bool(captures_in_repo(root, p)) for p in manual.profiles}
+        files = {
+            **render_pages(manual, root, captured, in_repo),
+            **render_exports(manual, site_url(root)),
+            **source_schemas(),
+            **verdict_schemas(),
+        }
     return manual, files
 
 
@@ -59,5 +67,7 @@ def exported_profile(root: Path, profile_id: str) -> tuple[Manual, ProfileExport
     manual = load_manual(root)
     ids = [p.id for p in manual.profiles]
     if profile_id not in ids:
-        raise UsageError(f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids))
+        raise UsageError(
+            f"unknown profile {profile_id!r}; profiles: {', '.join(ids) or 'none'}" + did_you_mean(profile_id, ids)
+        )
     return manual, export_document(manual, manual.profile(profile_id), site_url(root))

@@ -3,12 +3,13 @@
 `{"metric": "train/grad_norm", "series": [[step, value], ...]}`, with the strings "NaN",
 "Infinity" and "-Infinity" for non-finite values. Only a whitelist of keys is recorded.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .collect import Collector, as_step, json_records, number
+from metrics_manual.runs.collect import Collector, as_step, json_records, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
@@ -16,7 +17,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
         key = record.get("metric") if isinstance(record, dict) else None
         series = record.get("series") if isinstance(record, dict) else None
         if not isinstance(key, str) or not isinstance(series, list):
-            out.problem(rel, n, "not a CI history line: expected {\"metric\": ..., \"series\": [[step, value], ...]}")
+            out.problem(rel, n, 'not a CI history line: expected {"metric": ..., "series": [[step, value], ...]}')
             continue
         for i, point in enumerate(series):
             step = as_step(point[0]) if isinstance(point, list) and len(point) == 2 else None

@@ -4,15 +4,17 @@ Every reader streams its file and calls `Collector.put` once per value; nothing 
 a file's lines, so memory grows with the number of (metric, step) values, not with
 the size of the logs.
 """
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Callable, Collection, Iterator, Mapping
+from typing import IO, Any
 
-from ..errors import Finding
-from ..run import Series
+from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.runs.series import Series
 
 Progress = Callable[[int], None]
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -21,8 +23,9 @@ NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 class Collector:
     """Series by metric key and step, the problems found, and the step keys that place values."""
 
-    def __init__(self, step_keys: Mapping[str, str], progress: Progress | None = None,
-                 keys: Collection[str] | None = None) -> None:
+    def __init__(
+        self, step_keys: Mapping[str, str], progress: Progress | None = None, keys: Collection[str] | None = None
+    ) -> None:
         self.step_keys = dict(step_keys)
         # Only these keys' values are kept (None: all); the others are only named in `unread`,
         # so a run of many keys costs memory only for the keys that are judged.
@@ -123,7 +126,11 @@ def json_records(path: Path, rel: str, out: Collector) -> Iterator[tuple[int, An
                 if line.endswith(b"\n"):
                     out.problem(rel, n, f"corrupt line: {exc}", col=getattr(exc, "colno", 1))
                 else:
-                    out.problem(rel, n, "the last line is cut (the run may still be writing this file); it was skipped",
-                                severity="warning")
+                    out.problem(
+                        rel,
+                        n,
+                        "the last line is cut (the run may still be writing this file); it was skipped",
+                        severity="warning",
+                    )
                 continue
             yield n, record

@@ -4,11 +4,12 @@ One object per `log()` call: `{"ts", "step_key", "step", "metrics": {key: value}
 with json.dumps, so a non-finite value is the bare token NaN, Infinity or -Infinity
 (Python's json reads them).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from .collect import Collector, as_step, json_records, number
+from metrics_manual.runs.collect import Collector, as_step, json_records, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
@@ -38,8 +39,12 @@ def read(path: Path, rel: str, out: Collector) -> None:
             if step is None:
                 if key not in missing_step:
                     missing_step.add(key)
-                    out.problem(rel, n, f"{key} is logged without its step key {sk}; such values were skipped",
-                                severity="warning")
+                    out.problem(
+                        rel,
+                        n,
+                        f"{key} is logged without its step key {sk}; such values were skipped",
+                        severity="warning",
+                    )
                 continue
             v = number(value)
             if v is not None:

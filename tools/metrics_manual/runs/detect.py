@@ -1,4 +1,5 @@
 """Which form a file is in, from its name and its first bytes (never the whole file)."""
+
 from __future__ import annotations
 
 import re
@@ -7,8 +8,12 @@ from pathlib import Path
 FORMATS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
 _HEAD = 64 * 1024
 _KEY = re.compile(rb'"([A-Za-z_]+)"\s*:')
-_SUFFIXES = {"events": (".jsonl", ".json"), "dashboard": (".jsonl", ".json"), "ci-history": (".jsonl", ".json"),
-             "wandb-csv": (".csv",)}
+_SUFFIXES = {
+    "events": (".jsonl", ".json"),
+    "dashboard": (".jsonl", ".json"),
+    "ci-history": (".jsonl", ".json"),
+    "wandb-csv": (".csv",),
+}
 
 
 def looks_like(path: Path, form: str) -> bool:

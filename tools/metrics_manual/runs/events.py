@@ -8,13 +8,14 @@ is looked at for `"type":"metric"`, and only metric lines are parsed.
 Line numbers are counted only when a problem needs one. pydantic writes a non-finite value
 as `null`, so null is NaN here, never an absent value.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-from .collect import Collector, as_step, number
+from metrics_manual.runs.collect import Collector, as_step, number
 
 _STRICT, _SPACED, _TYPE, _METRIC = b'"type":"metric"', b'"type": "metric"', b'"type"', b'"metric"'
 _HEAD = 1024
@@ -42,8 +43,9 @@ def read(path: Path, rel: str, out: Collector) -> None:
         try:
             event = json.loads(tail)
         except ValueError:
-            problems.append((offset, "the last line is cut (the run may still be writing this file); it was skipped",
-                             "warning", 1))
+            problems.append(
+                (offset, "the last line is cut (the run may still be writing this file); it was skipped", "warning", 1)
+            )
         else:
             if isinstance(event, dict) and event.get("type") == "metric":
                 _metric(event, offset, out, problems, missing_step)
@@ -63,8 +65,14 @@ def _is_metric_line(data: bytes, start: int, stop: int) -> bool:
     return data.find(_TYPE, start, head) < 0 and data.find(_METRIC, start, stop) >= 0
 
 
-def _scan(data: bytes, end: int, offset: int, out: Collector, problems: list[tuple[int, str, str, int]],
-          missing_step: set[str]) -> None:
+def _scan(
+    data: bytes,
+    end: int,
+    offset: int,
+    out: Collector,
+    problems: list[tuple[int, str, str, int]],
+    missing_step: set[str],
+) -> None:
     # One memchr per line and a look at its head: a non-metric event of any size costs almost nothing.
     find = data.find
     start = 0
@@ -81,8 +89,9 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: list[tup
         start = stop + 1
 
 
-def _metric(event: dict[str, Any], at: int, out: Collector, problems: list[tuple[int, str, str, int]],
-            missing_step: set[str]) -> None:
+def _metric(
+    event: dict[str, Any], at: int, out: Collector, problems: list[tuple[int, str, str, int]], missing_step: set[str]
+) -> None:
     metrics = event.get("metrics")
     if not isinstance(metrics, dict):
         problems.append((at, "a metric event without a 'metrics' object", "error", 1))
@@ -99,7 +108,9 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: list[tuple
         if step is None:
             if key not in missing_step:
                 missing_step.add(key)
-                problems.append((at, f"{key} is logged without its step key {sk}; such values were skipped", "warning", 1))
+                problems.append(
+                    (at, f"{key} is logged without its step key {sk}; such values were skipped", "warning", 1)
+                )
             continue
         v = number(value)
         if v is not None:

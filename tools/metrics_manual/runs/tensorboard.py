@@ -7,13 +7,14 @@ sampled, as EventAccumulator's default size guidance (10,000 per tag) would, and
 the values is kept. Its loaders end quietly at a bad record; this one says so: a record cut
 at the end of the file is a warning (still being written), any other bad record an error.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..errors import ManualError
-from .collect import Collector
+from metrics_manual.diagnostics.finding import ManualError
+from metrics_manual.runs.collect import Collector
 
 INSTALL = "reading TensorBoard event files needs the tensorboard extra: pip install 'metrics-manual[tensorboard]'"
 
@@ -44,9 +45,14 @@ def read(path: Path, rel: str, out: Collector) -> None:
             break
         except Exception as exc:  # DataLossError of the TensorFlow stub, or a protobuf DecodeError
             cut = "truncated record" in str(exc)
-            out.problem(rel, n, "the last record is cut (the run may still be writing this file); it was skipped" if cut
-                        else f"corrupt event record {n}: {exc}; the rest of the file was skipped",
-                        severity="warning" if cut else "error")
+            out.problem(
+                rel,
+                n,
+                "the last record is cut (the run may still be writing this file); it was skipped"
+                if cut
+                else f"corrupt event record {n}: {exc}; the rest of the file was skipped",
+                severity="warning" if cut else "error",
+            )
             break
         if event.HasField("summary"):
             for v in event.summary.value:

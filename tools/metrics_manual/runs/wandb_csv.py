@@ -4,13 +4,14 @@ Miles logs the step key inside the dict and passes no `step=`, so W&B's `_step` 
 calls, not training steps: a value's step is the row's `train/step` / `rollout/step`
 cell (the catalog's step keys). An empty cell is a key that call did not log.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 from pathlib import Path
 
-from .collect import Collector, as_step
+from metrics_manual.runs.collect import Collector, as_step
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "+inf": "Infinity", "-inf": "-Infinity"}
 
@@ -56,8 +57,13 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 if step is None:
                     if key not in missing_step:
                         missing_step.add(key)
-                        out.problem(rel, n, f"{key} is logged without a step in its step column; such values were skipped",
-                                    severity="warning", col=i + 1)
+                        out.problem(
+                            rel,
+                            n,
+                            f"{key} is logged without a step in its step column; such values were skipped",
+                            severity="warning",
+                            col=i + 1,
+                        )
                     continue
                 if is_step:
                     out.put_step(key, step)
@@ -70,8 +76,12 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 out.put(key, step, value)
         if pending:
             if pending[1] < width and not _ends_with_newline(raw):
-                out.problem(rel, pending[0], "the last line is cut (the run may still be writing this file); it was skipped",
-                            severity="warning")
+                out.problem(
+                    rel,
+                    pending[0],
+                    "the last line is cut (the run may still be writing this file); it was skipped",
+                    severity="warning",
+                )
             else:
                 out.problem(rel, pending[0], f"corrupt line: {pending[1]} fields where the header has {width}")
         if out.progress:

@@ -1,0 +1,101 @@
+"""`check` holds each profile against its own captures in the repository.
+
+A capture source with a SHA-256 whose file lies inside the project is a pinned capture:
+a changed file, or a range that its own captured runs break (by the rules of `judge`),
+is a finding. Captures that
+live elsewhere (the lab's) cannot be re-judged; their pages say so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.exports.formats import export_document
+from metrics_manual.judge.rules import Result, judge
+from metrics_manual.model.schema import Band, CaptureSource, ProfileExport
+from metrics_manual.runs.capture import captures_in_repo, read_capture_run, sha256_of
+from metrics_manual.runs.series import Run
+from metrics_manual.source.load import PROFILES, Manual, profile_files
+from metrics_manual.source.reader import read_document
+
+
+def verdicts(export: ProfileExport, run: Run, skip_first: int) -> dict[tuple[str, int], Result]:
+    """(metric, expectation index) -> the judge's result for one run.
+
+    The first `skip_first` steps (warm-up) are excluded from every expectation but a window,
+    which covers exactly those first steps.
+    """
+    results = {(r.metric, r.expectation): r for r in judge(export, run).results}
+    if skip_first:
+        warm_up = {s for sk in set(run.step_keys.values()) for s in run.reached(sk)[:skip_first]}
+        windows = {
+            (k, i)
+            for m in export.metrics
+            for k in (m.members or [m.key])
+            for i, e in enumerate(m.expectations)
+            if isinstance(e, Band) and e.window
+        }
+        results.update(
+            {
+                (r.metric, r.expectation): r
+                for r in judge(export, run, exclude_steps=warm_up).results
+                if (r.metric, r.expectation) not in windows
+            }
+        )
+    return results
+
+
+def rejudge(root: Path, manual: Manual) -> list[Finding]:
+    """Every profile with captures in the project, held against them."""
+    out: list[Finding] = []
+    files = {}
+    for file in profile_files(root)[0]:
+        doc, _ = read_document(file, f"{PROFILES}/{file.name}", fast=True)
+        if isinstance(doc.data, dict) and isinstance(doc.data.get("id"), str):
+            files[doc.data["id"]] = file
+    for profile in manual.profiles:
+        pinned = captures_in_repo(root, profile)
+        if not pinned:
+            continue
+        file = files[profile.id]
+        doc, _ = read_document(file, f"{PROFILES}/{file.name}")
+        runs: dict[str, Run] = {}
+        for sid, path in pinned.items():
+            source = profile.sources[sid]
+            assert isinstance(source, CaptureSource)
+            if not path.is_file():
+                out.append(doc.finding(("sources", sid, "path"), f"capture {source.path} is missing"))
+                continue
+            if sha256_of(path) != source.sha256:
+                out.append(
+                    doc.finding(
+                        ("sources", sid, "sha256"),
+                        f"capture {source.path} changed: its SHA-256 no longer "
+                        "matches; restore it or derive the ranges again",
+                    )
+                )
+            try:
+                run = read_capture_run(path, source.path, manual.catalog)
+            except ManualError as err:
+                out += getattr(err, "findings", [doc.finding(("sources", sid, "path"), str(err))])
+                continue
+            out += run.problems
+            runs[sid] = run
+        export = export_document(manual, profile, None)
+        judged = {
+            sid: verdicts(export, run, getattr(profile.sources[sid], "skip_first", None) or 0)
+            for sid, run in runs.items()
+        }
+        for key, expectations in profile.expectations.items():
+            for i, e in enumerate(expectations):
+                for sid in e.sources:
+                    r = judged.get(sid, {}).get((key, i))
+                    if r is not None and r.verdict != "pass":
+                        out.append(
+                            doc.finding(
+                                ("expectations", key, i),
+                                f"{key} {r.expected}: its own capture {sid!r} gives {r.verdict}: {r.reason}",
+                            )
+                        )
+    return out

@@ -1,0 +1,1 @@
+"""The `metrics-manual` command: one module per command, and what they share."""

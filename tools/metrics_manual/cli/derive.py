@@ -1,0 +1,275 @@
+"""`metrics-manual derive`: compute a profile's ranges from two or three runs and write them back."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from metrics_manual.build import exported_profile
+from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root
+from metrics_manual.derive.profile_edit import ProfileFile
+from metrics_manual.derive.stats import Derivation, Method, Options, derive
+from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
+from metrics_manual.disk.files import write_file
+from metrics_manual.model.phrase import words
+from metrics_manual.model.schema import Catalog, Profile, ProfileExport
+from metrics_manual.runs import read as runs_reader
+from metrics_manual.runs.capture import capture_text, sha256_of
+from metrics_manual.runs.series import Run
+from metrics_manual.source.load import PROFILES, Manual, load_manual, profile_files
+from metrics_manual.source.reader import read_document
+
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def read_run(path: Path, catalog: Catalog) -> Run:
+    """One run from its files or folder, through the judge's readers (any form a Miles run writes)."""
+    return runs_reader.read_run([path], catalog)
+
+
+@dataclass
+class RunArg:
+    name: str
+    path: Path
+
+
+def parse_runs(values: tuple[str, ...]) -> list[RunArg]:
+    out: list[RunArg] = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--run {value!r}: expected NAME=PATH")
+        if not _SLUG.match(name):
+            raise UsageError(
+                f"--run {value!r}: the run name becomes a source id: lower-case letters, digits and dashes"
+            )
+        if any(r.name == name for r in out):
+            raise UsageError(f"--run {name!r} is given twice")
+        if not Path(path).exists():
+            raise UsageError(f"--run {value!r}: no such file or folder")
+        out.append(RunArg(name, Path(path)))
+    if not out:
+        raise UsageError("give at least one --run NAME=PATH (two or three seeds make a range)")
+    return out
+
+
+def profile_path(root: Path, profile_id: str) -> Path:
+    for file in profile_files(root)[0]:
+        doc, _ = read_document(file, file.name, fast=True)
+        if isinstance(doc.data, dict) and doc.data.get("id") == profile_id:
+            return file
+    raise UsageError(f"no file under {PROFILES} holds profile {profile_id!r}")
+
+
+def _shown(path: Path, root: Path) -> str:
+    """Inside the project: relative to its root, so check finds it on any checkout."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        return str(resolved)
+
+
+_SKIP = re.compile(r"(?:^|, )after the first (?:step|\S+ steps)$")
+
+
+def with_skip(condition: str | None, n: int) -> str | None:
+    """The condition saying which warm-up steps are left out (a previous derive's phrase replaced)."""
+    kept = _SKIP.sub("", condition or "") or None
+    if not n:
+        return kept
+    return f"{kept}, {skip_phrase(n)}" if kept else skip_phrase(n)
+
+
+def skip_phrase(n: int) -> str:
+    return "after the first step" if n == 1 else f"after the first {words(n)} steps"
+
+
+def validate_edit(root: Path, file: Path, text: str) -> Manual:
+    """Load the source as it would be with the edited profile: an edit never writes an invalid file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(root / "ranges", Path(tmp) / "ranges", ignore=shutil.ignore_patterns("captures", "schema"))
+        (Path(tmp) / PROFILES / file.name).write_text(text, "utf-8")
+        return load_manual(Path(tmp))
+
+
+@dataclass
+class Plan:
+    derivation: Derivation
+    profile_file: Path
+    old_text: str
+    new_text: str
+    captures: dict[Path, str]
+
+
+def plan(
+    root: Path,
+    manual: Manual,
+    export: ProfileExport,
+    runs: list[RunArg],
+    options: Options,
+    capture_to: Path | None,
+    code_commit: str | None,
+) -> Plan:
+    loaded: dict[str, Run] = {}
+    findings: list[Finding] = []
+    for r in runs:
+        try:
+            run = read_run(r.path, manual.catalog)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--run {r.name}={r.path}: cannot read it ({exc.__class__.__name__})") from None
+        findings += [p for p in run.problems if p.severity == "error"]
+        for p in run.problems:
+            if p.severity != "error":
+                click.echo(str(p), err=True)
+        loaded[r.name] = run
+    if findings:
+        raise SourceError(findings)
+    profile = manual.profile(export.profile.id)
+    result = derive(manual, profile, loaded, options, export)
+
+    keys = [k for m in manual.metrics.values() for k in (m.members or [m.key])]
+    captures: dict[Path, str] = {}
+    sources: dict[str, dict[str, object]] = {}
+    for r in runs:
+        if capture_to is not None:
+            text = capture_text(loaded[r.name], keys)
+            target = capture_to / f"{r.name}.jsonl"
+            captures[target] = text
+            path, digest = _shown(target, root), hashlib.sha256(text.encode("utf-8")).hexdigest()
+        else:
+            path, digest = _shown(r.path, root), sha256_of(r.path)
+        sources[r.name] = {
+            "kind": "capture",
+            "path": path,
+            "keys": [r.name],
+            "sha256": digest,
+            "code_commit": code_commit,
+            "skip_first": options.skip_first or None,
+        }
+    for sid, s in profile.sources.items():
+        if sid in sources and s.kind != "capture":
+            raise UsageError(
+                f"run name {sid!r} is already a {s.kind} source of profile {profile.id}; pick another name"
+            )
+
+    file = profile_path(root, profile.id)
+    display = file.relative_to(root).as_posix()
+    old = file.read_bytes().decode("utf-8")
+    editor = ProfileFile(old, display)
+    for sid, values in sources.items():
+        editor.set_source(sid, values)
+    run_ids = list(sources)
+    for o in result.outcomes:
+        if o.values is None or o.problems:
+            continue
+        values = dict(o.values, sources=run_ids)
+        existing = _existing(profile, o.key, o.index)
+        if not (o.kind == "band" and "window" in existing):
+            condition = with_skip(existing.get("condition"), options.skip_first)
+            if condition != existing.get("condition"):
+                values["condition"] = condition  # None removes it
+        editor.set_expectation(o.key, o.index, values)
+    new = editor.text()
+    validate_edit(root, file, new)
+    return Plan(result, file, old, new, captures)
+
+
+def _existing(profile: Profile, key: str, index: int) -> dict[str, Any]:
+    items = profile.expectations.get(key, [])
+    return items[index].model_dump(exclude_none=True) if index < len(items) else {}
+
+
+def report(p: Plan) -> None:
+    for o in p.derivation.outcomes:
+        head = f"{o.key} [{o.index}] {'proposed ' if o.proposal else ''}{o.kind}"
+        click.echo(f"{head}: {o.summary}" if o.summary else head)
+        for problem in o.problems:
+            click.echo(f"  {'violation' if o.violation else 'not derived'}: {problem}")
+
+
+@click.command("derive", short_help="Compute a profile's ranges from runs.")
+@click.option(
+    "--root",
+    "root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Project root: the folder with ranges/ (default: found upwards from here).",
+)
+@click.option("--profile", "profile_id", required=True, help="Id of the profile whose ranges to derive.")
+@click.option("--run", "runs", multiple=True, metavar="NAME=PATH", help="One run (repeat: two or three seeds).")
+@click.option("--metric", "metrics", multiple=True, metavar="KEY", help="Only these metrics (default: all it ranges).")
+@click.option(
+    "--skip-first", type=click.IntRange(min=0), default=0, show_default=True, help="Warm-up steps to leave out."
+)
+@click.option("--method", default="minmax", show_default=True, help="minmax, percentile:5,95 or sigma:3.")
+@click.option(
+    "--digits", type=click.IntRange(1, 15), default=3, show_default=True, help="Significant digits, rounded outward."
+)
+@click.option(
+    "--capture-to", type=click.Path(file_okay=False), default=None, help="Write compact captures of the runs here."
+)
+@click.option("--code-commit", default=None, help="The Miles commit the runs were made with.")
+@click.option("--write", is_flag=True, help="Edit the profile file in place (default: print the diff).")
+def derive_command(
+    root: str | None,
+    profile_id: str,
+    runs: tuple[str, ...],
+    metrics: tuple[str, ...],
+    skip_first: int,
+    method: str,
+    digits: int,
+    capture_to: str | None,
+    code_commit: str | None,
+    write: bool,
+) -> None:
+    """Compute a profile's ranges from runs; print the diff, or --write it into ranges/."""
+    try:
+        project = find_root(root)
+        manual, export = exported_profile(project, profile_id)
+        if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
+            raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
+        options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
+        p = plan(
+            project,
+            manual,
+            export,
+            parse_runs(runs),
+            options,
+            Path(capture_to).resolve() if capture_to else None,
+            code_commit,
+        )
+    except ManualError as err:
+        fail(err, wrote_nothing=True)
+    report(p)
+    rel = p.profile_file.relative_to(project).as_posix()
+    diff = "".join(
+        difflib.unified_diff(p.old_text.splitlines(True), p.new_text.splitlines(True), f"a/{rel}", f"b/{rel}")
+    )
+    click.echo(diff.rstrip("\n") if diff else f"{rel}: no change")
+    if write:
+        try:
+            for target, text in p.captures.items():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_file(target, text)
+                click.echo(f"wrote {_shown(target, project)}")
+            if diff:
+                write_file(p.profile_file, p.new_text)
+                click.echo(f"wrote {rel}; run `metrics-manual build` to regenerate the pages and exports")
+        except OSError as exc:
+            fail(UsageError(f"cannot write {exc.filename}: {exc.strerror}"))
+        except ManualError as err:
+            fail(err)
+    elif diff or p.captures:
+        click.echo("dry run: nothing written; pass --write to apply")
+    if p.derivation.violations or any(o.problems for o in p.derivation.outcomes):
+        sys.exit(EXIT_DRIFT)

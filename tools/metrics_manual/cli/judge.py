@@ -1,0 +1,125 @@
+"""`metrics-manual judge`: is this run normal? One verdict per expectation of a profile."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from metrics_manual.build import exported_profile
+from metrics_manual.cli.common import fail, find_root, progress_bar
+from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.diagnostics.finding import report as report_findings
+from metrics_manual.disk.files import write_file
+from metrics_manual.judge.report_text import OUTPUTS, render
+from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
+from metrics_manual.runs.read import FORMATS, RunInputError, read_run
+
+EXIT_INPUT = 2
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+def parse_steps(text: str) -> list[int]:
+    """'3,7-9' -> [3, 7, 8, 9]; ValueError on anything else."""
+    steps: set[int] = set()
+    for part in text.split(","):
+        m = _RANGE.match(part)
+        if not m:
+            raise ValueError(f"{part.strip()!r} is not a step or a range of steps (3 or 7-9)")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise ValueError(f"{part.strip()!r}: the range ends before it starts")
+        if hi - lo > 10_000_000:
+            raise ValueError(f"{part.strip()!r}: too many steps")
+        steps.update(range(lo, hi + 1))
+    return sorted(steps)
+
+
+def _fail(message: str | list[Finding], fmt: str = "text") -> None:
+    if isinstance(message, list):
+        click.echo(report_findings(message, "github" if fmt == "github" else "text"), err=True)
+    else:
+        click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+@click.command("judge", short_help="Judge a run against a profile: pass, fail or error.")
+@click.option(
+    "--root",
+    "root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Project root: the folder with ranges/ (default: found upwards from here).",
+)
+@click.option("--profile", "profile_id", required=True, help="Id of the profile to judge the run against.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(OUTPUTS), default="text", show_default=True, help="How verdicts are printed."
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write a self-contained HTML page with a drawing per judged metric.",
+)
+@click.option("--exclude-steps", default="", metavar="3,7-9", help="Steps dropped from every judgement.")
+@click.option(
+    "--rtol",
+    type=float,
+    default=DEFAULT_RTOL,
+    show_default=True,
+    help="Relative tolerance of a median whose expectation states none.",
+)
+@click.option(
+    "--input-format",
+    type=click.Choice(("auto", *FORMATS)),
+    default="auto",
+    show_default=True,
+    help="The form of the run's files (default: detected from their content).",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal, for large runs)."
+)
+def judge_command(
+    root: str | None,
+    profile_id: str,
+    paths: tuple[Path, ...],
+    fmt: str,
+    report: Path | None,
+    exclude_steps: str,
+    rtol: float,
+    input_format: str,
+    progress: bool | None,
+) -> None:
+    """Judge the run whose files or folders are PATHS against a profile: pass, fail or error per expectation.
+
+    Exit 0 when every judged expectation passes, 1 on any fail or error, 2 on bad input.
+    """
+    try:
+        excluded = parse_steps(exclude_steps) if exclude_steps.strip() else []
+    except ValueError as exc:
+        _fail(f"--exclude-steps: {exc}")
+    if not rtol > 0 or rtol != rtol or rtol == float("inf"):
+        _fail(f"--rtol must be a number above 0, got {rtol}")
+
+    try:
+        project = find_root(root)
+        manual, profile = exported_profile(project, profile_id)
+        run = read_run(list(paths), manual.catalog, input_format, progress_bar(progress), keys=judged_keys(profile))
+    except RunInputError as err:
+        _fail(err.findings, fmt)
+        return
+    except ManualError as err:
+        fail(err)
+    result = judge(profile, run, rtol=rtol, exclude_steps=excluded)
+    if report is not None:
+        from metrics_manual.judge.report_html import report_html
+
+        try:
+            write_file(report, report_html(result, run, profile, project / "templates"))
+        except ManualError as err:
+            fail(err)
+    click.echo(render(result, fmt), nl=False)
+    sys.exit(result.exit_code)

@@ -1,0 +1,254 @@
+"""Edit a profile file in place: only the numbers and sources that change differ.
+
+ruamel.yaml's round-trip mode keeps comments, key order, flow or block style, quoting
+and folded text. It does not detect a file's indentation, so we try the usual ones and
+keep the one that reproduces the unchanged file byte for byte; a file none reproduces
+is refused rather than reformatted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import itertools
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.tokens import CommentToken
+
+from metrics_manual.diagnostics.finding import Finding, SourceError
+
+# mapping indent, sequence indent, offset of the dash: the styles people write by hand.
+_INDENTS = [
+    (m, s, o)
+    for m, s, o in itertools.product((2, 4, 3), (2, 4, 3, 6), (0, 2, 1, 4))
+    if o <= s - 2 or (o == 0 and s == 2)
+]
+
+
+class Number(float):
+    """A float written in a form both YAML 1.1 (PyYAML, our reader) and 1.2 read as that float.
+
+    ruamel writes 1e-05, which YAML 1.1 reads as a string: the mantissa needs a dot and
+    the exponent a sign (1.0e-05).
+    """
+
+    def yaml_text(self) -> str:
+        text = repr(float(self))
+        if "e" in text:
+            mantissa, exp = text.split("e")
+            mantissa += "" if "." in mantissa else ".0"
+            exp = exp if exp[0] in "+-" else "+" + exp
+            text = f"{mantissa}e{exp}"
+        return text
+
+
+def _represent_number(rep: RoundTripRepresenter, value: Number) -> Any:
+    return rep.represent_scalar("tag:yaml.org,2002:float", value.yaml_text())
+
+
+def yaml_number(value: float | int) -> int | float:
+    """The value as it should be written: whole numbers as integers, others as Number."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if float(value).is_integer() and abs(value) < 1e15:
+        return int(value)
+    return Number(value)
+
+
+def _yaml(indent: tuple[int, int, int]) -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 1 << 16  # never fold a long line that was not folded
+    y.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+    y.representer.add_representer(Number, _represent_number)
+    return y
+
+
+def _dump(y: YAML, data: Any) -> str:
+    out = io.StringIO()
+    y.dump(data, out)
+    return out.getvalue()
+
+
+def merge(original: str, base: str, edited: str) -> str:
+    """The edited file with every line the edit did not touch as the original has it.
+
+    `base` is ruamel's dump of the unchanged file: it may respace a flow mapping or a
+    list ({ a: 1 } -> {a: 1}). Lines that base and edited share are taken from the
+    original; only lines the edit changed come from ruamel.
+    """
+    b, o, e = (t.splitlines(keepends=True) for t in (base, original, edited))
+    norm = difflib.SequenceMatcher(None, b, o, autojunk=False).get_opcodes()
+
+    def original_of(i1: int, i2: int) -> list[str]:
+        out: list[str] = []
+        for tag, n1, n2, m1, m2 in norm:
+            if tag == "insert":
+                if i1 <= n1 < i2 or (n1 == i2 == len(b)):
+                    out += o[m1:m2]
+            elif n1 < i2 and n2 > i1:
+                if tag == "equal":
+                    lo, hi = max(n1, i1), min(n2, i2)
+                    out += o[m1 + lo - n1 : m1 + hi - n1]
+                elif i1 <= n1 and n2 <= i2:
+                    out += o[m1:m2]
+                else:  # a respaced block the edit cuts through: its untouched lines as ruamel writes them
+                    out += b[max(n1, i1) : min(n2, i2)]
+        return out
+
+    lines: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, e, autojunk=False).get_opcodes():
+        lines += original_of(i1, i2) if tag == "equal" else e[j1:j2]
+    return "".join(lines)
+
+
+def flow_map(values: dict[str, Any]) -> CommentedMap:
+    m = CommentedMap(values)
+    m.fa.set_flow_style()
+    return m
+
+
+def flow_list(values: list[Any]) -> CommentedSeq:
+    s = CommentedSeq(values)
+    s.fa.set_flow_style()
+    return s
+
+
+def _same(old: Any, new: Any) -> bool:
+    if isinstance(old, bool) or isinstance(new, bool):
+        return old is new
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        return float(old) == float(new)
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+    return bool(old == new)
+
+
+def _plain(value: Any, flow: bool) -> Any:
+    """Plain data -> ruamel nodes; in a flow style when the place it goes to is written so."""
+    if isinstance(value, dict):
+        m = CommentedMap({k: _plain(v, flow) for k, v in value.items() if v is not None})
+        if flow:
+            m.fa.set_flow_style()
+        return m
+    if isinstance(value, list):
+        s = CommentedSeq([_plain(v, True) for v in value])
+        s.fa.set_flow_style()  # lists of ids and keys read best on one line
+        return s
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return yaml_number(value)
+    return value
+
+
+def update(target: CommentedMap, values: dict[str, Any]) -> None:
+    """Set each key of `values` in `target` (None removes it); unchanged values keep their text."""
+    flow = bool(target.fa.flow_style())
+    for key, value in values.items():
+        if value is None:
+            target.pop(key, None)
+        elif key not in target or not _same(target[key], value):
+            if isinstance(value, dict) and isinstance(target.get(key), CommentedMap):
+                update(target[key], value)
+                for gone in [k for k in target[key] if k not in value]:
+                    del target[key][gone]
+            else:
+                target[key] = _plain(value, flow)
+
+
+class ProfileFile:
+    """One profile file, loaded for editing; `text()` is the file with the edits made."""
+
+    def __init__(self, text: str, display: str) -> None:
+        self.display = display
+        self.crlf = "\r\n" in text  # ruamel reads \r\n as \n; edited lines get the file's line ends back
+        text = text.replace("\r\n", "\n") if self.crlf else text
+        self.original = text
+        try:
+            data = _yaml(_INDENTS[0]).load(text)
+        except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
+            raise SourceError([Finding(display, 1, 1, f"cannot read for editing: {exc.__class__.__name__}")]) from None
+        if not isinstance(data, CommentedMap):
+            raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
+        self.data = data
+        # The indentation whose dump is closest to the file; new entries are written with it.
+        best: tuple[int, YAML, str] | None = None
+        for indent in _INDENTS:
+            y = _yaml(indent)
+            dumped = _dump(y, data)
+            cost = sum(1 for a, b in itertools.zip_longest(dumped.splitlines(), text.splitlines()) if a != b)
+            if best is None or cost < best[0]:
+                best = (cost, y, dumped)
+            if cost == 0:
+                break
+        assert best is not None
+        _, self.yaml, self.base = best
+
+    def text(self) -> str:
+        out = merge(self.original, self.base, _dump(self.yaml, self.data))
+        return out.replace("\n", "\r\n") if self.crlf else out
+
+    def _child(self, parent: CommentedMap, key: str, kind: type) -> Any:
+        if key not in parent or parent[key] is None:
+            append(parent, key, CommentedMap() if kind is CommentedMap else CommentedSeq())
+        return parent[key]
+
+    def set_source(self, sid: str, values: dict[str, Any]) -> None:
+        sources = self._child(self.data, "sources", CommentedMap)
+        if sid in sources and isinstance(sources[sid], CommentedMap):
+            update(sources[sid], values)
+            return
+        flow = bool(sources) and all(isinstance(s, CommentedMap) and s.fa.flow_style() for s in sources.values())
+        append(sources, sid, _plain(values, flow))
+
+    def set_expectation(self, key: str, index: int, values: dict[str, Any]) -> None:
+        """Update expectation `index` of `key`, or append one when index is past the end."""
+        expectations = self._child(self.data, "expectations", CommentedMap)
+        items = self._child(expectations, key, CommentedSeq)
+        if index < len(items):
+            update(items[index], values)
+        else:
+            append(items, len(items), _plain(values, True))
+
+
+def _last_slot(node: Any) -> tuple[Any, Any, int] | None:
+    """Where the comment after the last line of a block node is kept: (container, key, slot)."""
+    slot: tuple[Any, Any, int] | None = None
+    while True:
+        if isinstance(node, CommentedMap) and node and not node.fa.flow_style():
+            slot = (node, list(node)[-1], 2)
+        elif isinstance(node, CommentedSeq) and node and not node.fa.flow_style():
+            slot = (node, len(node) - 1, 0)
+        else:
+            return slot
+        node = node[slot[1]]
+
+
+def append(container: CommentedMap | CommentedSeq, key: Any, value: Any) -> None:
+    """Add an entry at the end of a block container, keeping the blank lines and comments that
+    followed its old last entry after the new one (ruamel would leave them above it)."""
+    before = _last_slot(container)
+    tail = None
+    if before is not None:
+        holder, k, i = before
+        tokens = holder.ca.items.get(k)
+        token = tokens[i] if tokens else None
+        if isinstance(token, CommentToken) and "\n" in token.value:
+            head, _, rest = token.value.partition("\n")
+            if rest:
+                token.value, tail = head + "\n", rest
+    if isinstance(container, CommentedSeq):
+        container.append(value)
+    else:
+        container[key] = value
+    after = _last_slot(container)
+    if tail is not None and after is not None:
+        holder, k, i = after
+        tokens = holder.ca.items.setdefault(k, [None, None, None, None])
+        old = tokens[i].value if isinstance(tokens[i], CommentToken) else "\n"
+        tokens[i] = CommentToken(old + tail, CommentMark(0), None)

@@ -1,0 +1,84 @@
+"""`judge --report FILE.html`: one self-contained page, a drawing per judged metric.
+
+Drawings come from `draw.series_drawing` (inline SVG in the site's style: no plotting
+library, no asset to fetch), the page from templates/report/judge.html.j2 with autoescape
+on, so text from the source or from the run's files stays text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from metrics_manual.diagnostics.finding import UsageError
+from metrics_manual.judge.report_text import ranges
+from metrics_manual.judge.rules import Judgement, Result
+from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor
+from metrics_manual.runs.series import Run
+from metrics_manual.site.draw import series_drawing
+
+TEMPLATE = "report/judge.html.j2"
+_ORDER = {"error": 0, "fail": 1, "pass": 2}
+
+
+@dataclass
+class MetricPart:
+    key: str
+    meaning: str | None
+    url: str | None
+    anchor: str
+    results: list[Result] = field(default_factory=list)
+    drawing: Markup = Markup("")
+
+    @property
+    def worst(self) -> str:
+        return min((r.verdict for r in self.results), key=_ORDER.__getitem__)
+
+
+def metric_parts(j: Judgement, run: Run, profile: ProfileExport) -> list[MetricPart]:
+    """One part per judged metric, in the profile's order, with its drawing."""
+    parts: dict[str, MetricPart] = {}
+    for r in j.results:
+        if r.metric not in parts:
+            parts[r.metric] = MetricPart(r.metric, r.meaning, r.url, metric_anchor(r.metric))
+        parts[r.metric].results.append(r)
+    for key, part in parts.items():
+        expectations: list[Expectation] = list(profile.metric(key).expectations)
+        failing = sorted({p.step for r in part.results for p in r.failing_steps})
+        values: Mapping[int, float] = run.series.get(key) or {}
+        if values or failing:
+            part.drawing = Markup(
+                series_drawing(
+                    {"run": values},
+                    expectations,
+                    part.results[0].unit,
+                    title=f"{key}: the run's values per step",
+                    failing={"run": failing},
+                )
+            )
+    return list(parts.values())
+
+
+def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path) -> str:
+    if not (templates / TEMPLATE).is_file():
+        raise UsageError(f"the report template {templates / TEMPLATE} is missing")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    s = j.summary
+    word = "every judged expectation passes" if j.exit_code == 0 else "fail" if s.failed else "error"
+    return env.get_template(TEMPLATE).render(
+        j=j,
+        s=s,
+        metrics=metric_parts(j, run, profile),
+        excluded=ranges(j.run.excluded_steps),
+        verdict_word=word,
+        verdict_class="pass" if j.exit_code == 0 else "fail" if s.failed else "error",
+    )

@@ -1,0 +1,453 @@
+"""Judge one run against a profile: pass, fail or error for every expectation of every metric.
+
+The rules, one function per kind of expectation (the words of docs/judging.md):
+
+- band: every value at the steps it covers lies in [min, max], bounds included; a window
+  covers the run's first N steps, `steps` the first N;
+- median: the median of the run's values at the steps it covers is within a relative
+  tolerance of the value: the expectation's own, else --rtol;
+- exact: every value (or the value at that step) equals the stated value;
+- presence: the metric is logged at every step of its step key that the run reached.
+
+A ranged metric missing from the run, or a non-finite value, is an error, never a skip.
+Excluded steps are dropped before any rule runs. The typed result is also the JSON output,
+so its JSON Schema comes from these classes.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.model.phrase import describe, num
+from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
+from metrics_manual.runs.series import Run
+
+DEFAULT_RTOL = 0.10
+LISTED = 1000  # failing steps listed per result: a run failing everywhere must not print a book
+SCHEMA_VERSION: Literal[1] = 1
+Verdict = Literal["pass", "fail", "error"]
+NonFinite = Literal["NaN", "Infinity", "-Infinity"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Point(_Out):
+    step: int
+    value: float | NonFinite | None = Field(
+        description="The value at that step: a number, NaN / Infinity / -Infinity, or null when not logged."
+    )
+
+
+class Observed(_Out):
+    """The run's finite values at the steps judged."""
+
+    min: float | None = None
+    max: float | None = None
+    median: float | None = None
+    count: int = Field(default=0, description="How many values were judged (non-finite ones included).")
+    min_step: int | None = None
+    max_step: int | None = None
+
+
+class Result(_Out):
+    metric: str = Field(description="The logged key (a family's expectation is judged on each member).")
+    expectation: int = Field(description="Index, from 0, in that metric's list of expectations in the profile.")
+    kind: Literal["band", "median", "exact", "presence"]
+    expected: str = Field(description="The expectation in the manual's words.")
+    verdict: Verdict
+    steps_judged: int
+    steps_expected: int = Field(description="Steps the expectation covers; more than steps_judged on a short run.")
+    failing_steps: list[Point] = Field(
+        default_factory=list, description=f"The failing steps, in order: the first {LISTED:,}."
+    )
+    failing_count: int = Field(default=0, description="How many steps failed (all of them, also past the listed ones).")
+    observed: Observed
+    condition: str | None = Field(None, description="When the expectation holds, in words.")
+    tolerance: float | None = Field(None, description="median: the relative tolerance used.")
+    tolerance_from: Literal["profile", "rtol"] | None = None
+    reason: str = Field(description="What was observed, in words.")
+    unit: str | None = None
+    meaning: str | None = None
+    url: str | None = Field(None, description="The metric in the manual.")
+
+
+class NotJudged(_Out):
+    metric: str
+    expectation: int | None = None
+    reason: str
+
+
+class StepsSeen(_Out):
+    first: int
+    last: int
+    count: int
+
+
+class RunInfo(_Out):
+    paths: list[str]
+    formats: list[str]
+    steps: dict[str, StepsSeen] = Field(description="Step key -> the steps the run reached.")
+    excluded_steps: list[int] = Field(default_factory=list)
+
+
+class Problem(_Out):
+    path: str
+    line: int
+    col: int
+    severity: Literal["error", "warning"]
+    message: str
+
+
+class Summary(_Out):
+    passed: int = Field(alias="pass")
+    failed: int = Field(alias="fail")
+    errors: int = Field(alias="error")
+    not_judged: int
+    problems: int = Field(default=0, description="Errors found while reading the run (corrupt lines).")
+
+
+class Judgement(_Out):
+    """The verdict of `metrics-manual judge --format json`."""
+
+    schema_version: Literal[1]
+    profile: str
+    profile_title: str
+    run: RunInfo
+    results: list[Result]
+    not_judged: list[NotJudged]
+    problems: list[Problem] = Field(default_factory=list)
+    summary: Summary
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every judged expectation passes and the run read cleanly, else 1."""
+        s = self.summary
+        return 1 if s.failed or s.errors or s.problems else 0
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2, by_alias=True) + "\n"
+
+
+# --- the rules ------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """One metric of the run against one expectation: the steps it covers, with excluded ones dropped."""
+
+    key: str
+    e: Expectation
+    values: Mapping[int, float]
+    covered: list[int]
+    expected_count: int
+    rtol: float
+    points: list[tuple[int, float]] = field(default_factory=list)  # (step, value) at the covered steps logged
+
+    def __post_init__(self) -> None:
+        self.points = [(s, self.values[s]) for s in self.covered if s in self.values]
+
+
+def _point(step: int, value: float | None) -> Point:
+    if value is None or math.isfinite(value):
+        return Point(step=step, value=value)
+    return Point(step=step, value="NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity")
+
+
+def _observed(points: list[tuple[int, float]]) -> Observed:
+    finite = [(s, v) for s, v in points if math.isfinite(v)]
+    if not finite:
+        return Observed(count=len(points))
+    lo = min(finite, key=lambda p: p[1])
+    hi = max(finite, key=lambda p: p[1])
+    return Observed(
+        min=lo[1],
+        max=hi[1],
+        median=statistics.median(v for _, v in finite),
+        count=len(points),
+        min_step=lo[0],
+        max_step=hi[0],
+    )
+
+
+def _of(c: Case, n: int) -> str:
+    return f"{num(n)} of {num(c.expected_count)} steps"
+
+
+Failing = list[tuple[int, float | None]]  # (step, value; None: not logged), light for runs failing everywhere
+
+
+Tolerance = tuple[float, Literal["profile", "rtol"]] | None
+Outcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
+
+
+def _listed(points: Failing, most: int = 5) -> str:
+    def one(p: tuple[int, float | None]) -> str:
+        value = _point(*p).value
+        return f"step {num(p[0])}: {'not logged' if value is None else value if isinstance(value, str) else num(value)}"
+
+    text = ", ".join(one(p) for p in points[:most])
+    return text + (f" and {len(points) - most} more" if len(points) > most else "")
+
+
+def band(c: Case) -> Outcome:
+    assert isinstance(c.e, Band)
+    e = c.e
+    points = c.points
+    bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
+    obs = _observed(points)
+    where = (
+        f"max {num(obs.max)} at step {num(obs.max_step)}, min {num(obs.min)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
+        if obs.max is not None
+        else "no finite value"
+    )
+    if bad:
+        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad)}", None
+    return "pass", [], f"{where}; {_of(c, len(points))} judged", None
+
+
+def median(c: Case) -> Outcome:
+    assert isinstance(c.e, Median)
+    e = c.e
+    own = e.tolerance
+    tol = own if own is not None else c.rtol
+    points = c.points
+    med = statistics.median(v for _, v in points)
+    limit = tol * abs(e.value)
+    off = abs(med - e.value)
+    # A hair of slack for binary fractions: 0.9 * 1.1 must count as inside 10%.
+    ok = off <= limit * (1 + 1e-12)
+    rel = f"{num(float(f'{off / abs(e.value) * 100:.3g}'))}%" if e.value else f"{num(off)} off"
+    pct = f"{num(round(tol * 100, 10))}%"
+    text = (
+        f"median {num(med)} over {_of(c, len(points))}, {rel} from {num(e.value)}; "
+        f"tolerance {pct} ({'from the profile' if own is not None else '--rtol'})"
+    )
+    return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
+
+
+def exact(c: Case) -> Outcome:
+    assert isinstance(c.e, Exact)
+    e = c.e
+    points = c.points
+    if isinstance(e.at, AtStep) and not points:
+        return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", None
+    bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
+    if bad:
+        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad)}", None
+    return (
+        "pass",
+        [],
+        f"{num(e.value)} at {_of(c, len(points))}"
+        if len(points) != 1
+        else f"{num(e.value)} at step {num(points[0][0])}",
+        None,
+    )
+
+
+def presence(c: Case) -> Outcome:
+    missing: Failing = [(s, None) for s in c.covered if s not in c.values]
+    if missing:
+        listed = ", ".join(num(p[0]) for p in missing[:10]) + (
+            f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        )
+        return (
+            "fail",
+            missing,
+            f"not logged at {_of(c, len(missing))}: step{'s' if len(missing) > 1 else ''} {listed}",
+            None,
+        )
+    return "pass", [], f"logged at {_of(c, len(c.covered))}", None
+
+
+RULES: dict[str, Callable[[Case], Outcome]] = {
+    "band": band,
+    "median": median,
+    "exact": exact,
+    "presence": presence,
+}
+
+
+def covered_steps(e: Expectation, reached: list[int]) -> tuple[list[int], int]:
+    """The run's steps an expectation covers (before exclusion), and how many it expects."""
+    if isinstance(e, Band) and e.window:
+        return reached[: e.window.first], e.window.first
+    if isinstance(e, (Band, Median)) and e.steps:
+        return reached[: e.steps], e.steps
+    if isinstance(e, Exact) and isinstance(e.at, AtStep):
+        return [e.at.step], 1
+    return reached, len(reached)
+
+
+# --- one run against one profile ---------------------------------------------------------
+
+
+def judge(
+    profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclude_steps: Iterable[int] = ()
+) -> Judgement:
+    """Every expectation of `profile` held against `run`."""
+    if not rtol > 0:
+        raise ValueError(f"rtol must be above 0, got {rtol}")
+    excluded = set(exclude_steps)
+    results: list[Result] = []
+    not_judged: list[NotJudged] = []
+    ranged: set[str] = set()
+    reached = _Reached(run)
+    for m in profile.metrics:
+        keys = m.members or [m.key]
+        if not m.expectations:
+            for key in keys:
+                logged = "logged by the run" if key in run.series or key in run.unread else "not logged by the run"
+                not_judged.append(NotJudged(metric=key, reason=f"the profile gives no range ({logged})"))
+            continue
+        ranged.update(keys)
+        for key in keys:
+            for i, e in enumerate(m.expectations):
+                r = _one(m, key, i, e, run, reached, excluded, rtol)
+                if isinstance(r, NotJudged):
+                    not_judged.append(r)
+                else:
+                    results.append(r)
+    catalog = {k for m in profile.metrics for k in (m.key, *m.members)}
+    step_keys = set(run.step_keys.values())
+    for key in sorted({*run.series, *run.unread}):
+        if key not in catalog and key not in step_keys:
+            not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
+    problems = [
+        Problem(
+            path=f.path,
+            line=f.line,
+            col=f.col,
+            severity="warning" if f.severity == "warning" else "error",
+            message=f.message,
+        )
+        for f in sorted(run.problems)
+    ]
+    return Judgement(
+        schema_version=SCHEMA_VERSION,
+        profile=profile.profile.id,
+        profile_title=profile.profile.title,
+        run=RunInfo(
+            paths=list(run.paths), formats=list(run.formats), steps=_steps_seen(run), excluded_steps=sorted(excluded)
+        ),
+        results=results,
+        not_judged=not_judged,
+        problems=problems,
+        summary=Summary.model_validate(
+            {
+                "pass": sum(r.verdict == "pass" for r in results),
+                "fail": sum(r.verdict == "fail" for r in results),
+                "error": sum(r.verdict == "error" for r in results),
+                "not_judged": len(not_judged),
+                "problems": sum(p.severity == "error" for p in problems),
+            }
+        ),
+    )
+
+
+def judged_keys(profile: ProfileExport) -> set[str]:
+    """The keys whose values a judgement reads: read_run(keys=...) keeps only these."""
+    return {k for m in profile.metrics if m.expectations for k in (m.members or [m.key])}
+
+
+def _steps_seen(run: Run) -> dict[str, StepsSeen]:
+    out = {}
+    for sk in sorted(set(run.step_keys.values())):
+        steps = run.reached(sk)
+        if steps:
+            out[sk] = StepsSeen(first=steps[0], last=steps[-1], count=len(steps))
+    return out
+
+
+class _Reached(dict[str, list[int]]):
+    """Step key -> the steps the run reached, computed once per step key."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__()
+        self.run = run
+
+    def __missing__(self, sk: str) -> list[int]:
+        self[sk] = steps = self.run.reached(sk)
+        return steps
+
+
+def _one(
+    m: MetricExport, key: str, i: int, e: Expectation, run: Run, reached_by: _Reached, excluded: set[int], rtol: float
+) -> Result | NotJudged:
+    values = run.series.get(key)
+    sk = run.step_key(key)
+    reached = reached_by[sk] if sk else sorted(values or {})
+    covered, expected_count = covered_steps(e, reached)
+    covered = [s for s in covered if s not in excluded]
+
+    def result(
+        verdict: Verdict,
+        judged: int,
+        reason: str,
+        observed: Observed,
+        failing: Failing | None = None,
+        tolerance: Tolerance = None,
+    ) -> Result:
+        failing = failing or []
+        return Result(
+            metric=key,
+            expectation=i,
+            kind=e.kind,
+            expected=describe(e, m.unit),
+            condition=e.condition,
+            unit=m.unit,
+            meaning=m.meaning,
+            url=m.url,
+            steps_expected=expected_count,
+            verdict=verdict,
+            steps_judged=judged,
+            failing_steps=[_point(*p) for p in failing[:LISTED]],
+            failing_count=len(failing),
+            observed=observed,
+            reason=reason,
+            tolerance=tolerance[0] if tolerance else None,
+            tolerance_from=tolerance[1] if tolerance else None,
+        )
+
+    if not values:
+        return result(
+            "error", 0, "not in the run: no value logged" + (f" (its step key {sk})" if sk else ""), Observed()
+        )
+    if not covered:
+        why = "every step it covers is excluded" if excluded else "the run reached none of the steps it covers"
+        return NotJudged(metric=key, expectation=i, reason=why)
+    case = Case(key, e, values, covered, expected_count, rtol)
+    points = case.points
+    bad: Failing = [(s, v) for s, v in points if not math.isfinite(v)]
+    if bad:
+        return result(
+            "error", len(points), f"non-finite value at {_of(case, len(bad))}: {_listed(bad)}", _observed(points), bad
+        )
+    if not points and not isinstance(e, (Presence, Exact)):
+        return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed())
+    verdict, failing, reason, tolerance = RULES[e.kind](case)
+    judged = len(covered) if isinstance(e, Presence) else len(points)
+    return result(verdict, judged, reason, _observed(points), failing, tolerance)
+
+
+def findings(j: Judgement) -> list[Finding]:
+    """The reading problems back as findings, for printing."""
+    return [Finding(p.path, p.line, p.col, p.message, p.severity) for p in j.problems]
+
+
+VERDICT_SCHEMA = "docs/export/verdict.schema.json"
+
+
+def verdict_schemas() -> dict[str, str]:
+    """The published JSON Schema of `judge --format json`, for build to write next to the profile's."""
+    from metrics_manual.exports.formats import schema_text
+
+    return {VERDICT_SCHEMA: schema_text(Judgement, "metrics-manual judge verdict (--format json)")}

@@ -1,0 +1,118 @@
+"""How a number and a range read in words: one place, used by pages, exports, alerts and verdicts.
+
+Below render (Markdown pages) and export (files for tools): both phrase ranges the
+same way because both call this module.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable
+from typing import Any
+
+from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
+
+_WORDS = "zero one two three four five six seven eight nine".split()
+# Outside this range of magnitudes a decimal grows long, so it reads in scientific form (1e-07, 1e+308).
+_DECIMAL_FROM, _DECIMAL_BELOW = 1e-6, 1e15
+
+
+def num(value: int | float) -> str:
+    """A number as people read it: the shortest digits that read back to the same value.
+
+    Whole values lose their fraction (310.0 -> 310), digits before the point are grouped
+    from 1,000 on, and magnitudes below 1e-6 or from 1e15 on read in scientific form
+    (1e-7, 1e+308) instead of as dozens of digits.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"not a number: {value!r}")
+    if value != 0 and not _DECIMAL_FROM <= abs(value) < _DECIMAL_BELOW:
+        return format(decimal.Decimal(repr(float(value))).normalize(), "e")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = repr(value) if isinstance(value, float) else str(value)
+    if "e" in text:  # repr writes 1e-05 for small decimals
+        text = format(decimal.Decimal(text), "f")
+    sign, text = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, dot, fraction = text.partition(".")
+    return f"{sign}{int(whole):,}{dot}{fraction}"
+
+
+def words(n: int) -> str:
+    """Small counts in words, as prose writes them (two steps); larger ones as numbers."""
+    return _WORDS[n] if 0 <= n < len(_WORDS) else num(n)
+
+
+def plain(text: Any) -> str:
+    """Text from the source on one line, as it is: for plain-text outputs."""
+    return " ".join(str(text).split())
+
+
+# How a unit reads after a number; any other unit reads as written (0.63 s, 396 tokens).
+# A share or ratio says what it is, so nobody reads 0.43 as a percent.
+FRACTION = "fraction"
+_UNIT_AFTER_NUMBER = {FRACTION: "(fraction of 1)"}
+
+
+def unit_after_number(unit: str | None, text: Callable[[Any], str] = plain) -> str:
+    """The words after a number of this unit, with their leading space ('' without a unit)."""
+    if not unit:
+        return ""
+    return " " + _UNIT_AFTER_NUMBER.get(unit, text(unit))
+
+
+def unit_name(unit: str | None) -> str | None:
+    """What a metric's unit is, in words, for the line that names it (None without a unit)."""
+    return "fraction, from 0 to 1" if unit == FRACTION else unit
+
+
+def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plain, *, sources: bool = False) -> str:
+    """One expectation in words, as pages, exports, alerts, drawings and verdicts show it.
+
+    Always in one order: the number(s) and unit, the statistic (per step, median of N
+    steps, exact at a step, logged every step), the window, then the condition. A reader
+    who compares two lines finds each part in the same place. The profile is not part of
+    it: pages label each line with its profile. With `sources`, the ids of the
+    expectation's sources follow in brackets (for exports, which have no provenance tags).
+
+    `text` renders words from the source: `render.inert` for Markdown, `plain` for plain
+    text. Python, not a Jinja macro: it runs once per range on every page and export, and
+    a macro call costs ten times as much.
+    """
+    u = unit_after_number(unit, text)
+    if isinstance(e, Band):
+        if e.min is not None and e.max is not None:
+            out = f"{num(e.min)} to {num(e.max)}{u}"
+        else:
+            out = f"at least {num(e.min)}{u}" if e.min is not None else f"at most {num(e.max)}{u}"  # type: ignore[arg-type]
+        out += " per step"
+        if e.window:
+            out += f" in the first {num(e.window.first)}" + (f" of {num(e.steps)}" if e.steps else "") + " steps"
+        elif e.steps:
+            out += f" over {num(e.steps)} steps"
+    elif isinstance(e, Median):
+        out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
+        if e.tolerance is not None:
+            out += f" within {num(round(e.tolerance * 100, 10))}%"
+    elif isinstance(e, Exact):
+        at = e.at
+        where = (
+            f"at step {num(at.step)}"
+            if isinstance(at, AtStep)
+            else ("at every step" if at == "every_step" else "in every run")
+        )
+        out = f"{num(e.value)}{u} {where}"
+    else:
+        out = "logged in every step"
+    if e.condition:
+        out += f", {text(e.condition)}"
+    if sources and e.sources:
+        out += f" (source: {', '.join(e.sources)})"
+    return out
+
+
+def describe_all(
+    expectations: list[Expectation], unit: str | None, text: Callable[[Any], str] = plain, *, sources: bool = False
+) -> str:
+    """A metric's expectations on one profile, or 'no range'."""
+    return "; ".join(describe(e, unit, text, sources=sources) for e in expectations) or "no range"

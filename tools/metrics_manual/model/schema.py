@@ -1,0 +1,393 @@
+"""The one typed model of the source: a metric catalog and profiles of expected values.
+
+The same classes validate ranges/*.yaml, generate its JSON Schema and describe
+the exported profiles, so the three can never disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    # Text lands in table cells, CSV fields and alert annotations: line breaks and control
+    # characters would break or garble them (PyYAML even mangles U+0085 on output).
+    if _CONTROL.search(text):
+        raise ValueError("text must be one line without control characters; fold long text with >-")
+    if not text.strip():
+        raise ValueError("text must not be blank")
+    return text
+
+
+Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_one_line)]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
+MetricKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$")]
+Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
+Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+def _whole(value: int | float) -> int | float:
+    # One rule for every output: 310.0 is the number 310 (pages, JSON, YAML and CSV all print 310).
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
+
+
+Number = Annotated[int | float, AfterValidator(_whole)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+# --- the catalog -------------------------------------------------------------------
+
+
+class Origin(Strict):
+    """Where the Miles code emits a metric, as read from the source named in the catalog."""
+
+    path: Text = Field(
+        description="File in the Miles repository, or the library that emits it.",
+        examples=["miles/utils/example_utils.py"],
+    )
+    symbol: Text | None = Field(None, description="Function or timer inside that file.", examples=["log_example"])
+    computed: Text = Field(description="How the value is computed.", examples=["mean over all samples"])
+    logged: Text = Field(description="When the value is logged.", examples=["every rollout step"])
+
+
+class Metric(Strict):
+    """One logged key (or a family of keys): what it means and where the code emits it."""
+
+    key: MetricKey = Field(description="The logged key, or a family pattern ending in /*.", examples=["example/loss"])
+    name: Text | None = Field(
+        None, description="How a family is called in prose; defaults to its key.", examples=["the example statistics"]
+    )
+    members: list[MetricKey] = Field(
+        default_factory=list,
+        description="For a family: the keys it stands for.",
+        examples=[["example/loss/mean", "example/loss/max"]],
+    )
+    meaning: Text = Field(description="What the value means, in a few words.", examples=["the loss of the example"])
+    unit: Text | None = Field(
+        None,
+        description="Unit of the value and of every number of its ranges; none for a plain count, share or ratio.",
+        examples=["s"],
+    )
+    origin: Origin | None = Field(None, description="Where the Miles code emits it, at the catalog's `code` commit.")
+
+    @model_validator(mode="after")
+    def _family(self) -> Metric:
+        if self.key.endswith("/*") != bool(self.members):
+            raise ValueError("a family key ends in /* and lists its members; a plain key has no members")
+        return self
+
+    @property
+    def anchor(self) -> str:
+        return metric_anchor(self.key)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.key
+
+
+class Section(Strict):
+    """A section of the reference page: a group of metrics."""
+
+    id: Slug = Field(description="Stable id; its anchor on the reference page is s-ref-<id>.", examples=["my-section"])
+    title: Text = Field(description="Heading of the section.", examples=["My section"])
+    metrics: list[Metric] = Field(min_length=1, description="The metrics of the section, in reading order.")
+
+    @property
+    def anchor(self) -> str:
+        return f"s-ref-{self.id}"
+
+
+class CodeRepository(Strict):
+    """A repository at one commit."""
+
+    repository: Text = Field(description="owner/name of the repository.", examples=["owner/repository"])
+    url: Url | None = Field(
+        None,
+        description="Web address of the repository; code paths link to files under it.",
+        examples=["https://example.org/owner/repository"],
+    )
+    branch: Text = Field(description="Branch the code was read from.", examples=["main"])
+    commit: Commit = Field(description="Commit the code was read at (7 to 40 hex digits).", examples=["0123abcd"])
+    date: Text | None = Field(None, description="Date of that commit, as text.", examples=["2026-01-31"])
+
+
+class Catalog(Strict):
+    """The metric catalog: every metric the manual knows, by section."""
+
+    title: Text = Field(description="Title of the reference page.", examples=["My metrics"])
+    code: CodeRepository = Field(description="The code the metric origins were read from.")
+    step_keys: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")], MetricKey] = Field(
+        default_factory=dict,
+        description="Namespace of keys -> the key that holds their step.",
+        examples=[{"example": "example/step"}],
+    )
+    sections: list[Section] = Field(min_length=1, description="The sections of the reference page, in order.")
+
+
+def metric_anchor(key: str) -> str:
+    """A stable HTML id from a metric key: 'train/grad_norm' -> 'm-train-grad_norm'."""
+    slug = re.sub(r"[^a-z0-9_]+", "-", key.removesuffix("/*").lower()).strip("-")
+    return f"m-{slug}"
+
+
+# --- a profile ---------------------------------------------------------------------
+
+
+class Hardware(Strict):
+    """The accelerators of the setup."""
+
+    count: PositiveInt = Field(description="How many accelerators.", examples=[8])
+    name: Text = Field(description="Which accelerator.", examples=["H100"])
+
+
+class Setup(Strict):
+    """The setup the ranges of a profile hold for."""
+
+    framework: Text = Field(description="The RL framework the runs used.", examples=["Miles"])
+    model: Text = Field(description="The model trained.", examples=["Qwen3-8B"])
+    dataset: Text = Field(description="The prompts' dataset.", examples=["MATH"])
+    hardware: Hardware = Field(description="What the runs ran on.")
+    prompts_per_step: PositiveInt = Field(description="Prompts in each rollout step.", examples=[64])
+    answers_per_prompt: PositiveInt = Field(description="Answers sampled per prompt.", examples=[4])
+    token_limit: PositiveInt = Field(description="Most tokens an answer may have.", examples=[2048])
+    steps: PositiveInt = Field(description="Steps of each run.", examples=[100])
+
+
+class CaptureSource(Strict):
+    """A file of captured metrics of runs."""
+
+    kind: Literal["capture"] = Field(description="A file of captured run metrics.")
+    path: Text = Field(
+        description="Path of the capture file; a relative path inside the project is checked by `check`.",
+        examples=["captures/my-runs.json"],
+    )
+    keys: list[Text] = Field(
+        min_length=1,
+        description="The keys inside the capture file (for derived ranges: the run names).",
+        examples=[["seed-1", "seed-2"]],
+    )
+    sha256: Sha256 | None = Field(
+        None,
+        description="SHA-256 of the file: `check` reports a capture in the project that no longer matches.",
+        examples=["9e99701a1343d99346680bd3dc8a3826bcf2afffecc577221372d7885d95b1b0"],
+    )
+    code_commit: Commit | None = Field(
+        None, description="The Miles commit the run was made with.", examples=["31f1ca96"]
+    )
+    skip_first: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Warm-up steps of this run that its derived bands and medians leave out (a window keeps them).",
+        examples=[2],
+    )
+
+
+class LogSource(Strict):
+    """A log file the ranges or notes rest on."""
+
+    kind: Literal["log"] = Field(description="A log file.")
+    path: Text = Field(description="Path of the log file.", examples=["logs/train.log"])
+
+
+class CodeSource(Strict):
+    """The code the runs were made with."""
+
+    kind: Literal["code"] = Field(description="The code the runs were made with.")
+    repository: Text = Field(description="Name of the repository.", examples=["Miles"])
+    url: Url | None = Field(
+        None, description="Web address of the repository.", examples=["https://example.org/owner/repository"]
+    )
+    branch: Text = Field(description="Branch of the code.", examples=["main"])
+    commit: Commit = Field(description="Commit of the code (7 to 40 hex digits).", examples=["0123abcd"])
+    parts: list[Text] = Field(
+        min_length=1, description="Which code: loss, metric, evaluation ...", examples=[["loss", "metric"]]
+    )
+    note: Text | None = Field(None, description="What a reader should know about this source.")
+
+
+Source = Annotated[CaptureSource | LogSource | CodeSource, Field(discriminator="kind")]
+SourceId = Slug
+
+
+class Window(Strict):
+    """A band that holds only in the first steps of a run."""
+
+    first: PositiveInt = Field(description="Only the first N steps of the run.", examples=[3])
+
+
+class AtStep(Strict):
+    """One step of a run."""
+
+    step: Annotated[int, Field(ge=0)] = Field(description="The step (0 is the first).", examples=[0])
+
+
+class _Expectation(Strict):
+    condition: Text | None = Field(
+        None, description="When the expectation holds, in words.", examples=["with greedy decoding"]
+    )
+    sources: list[SourceId] = Field(
+        default_factory=list,
+        description="Ids of the profile's sources it comes from; none means all of them.",
+        examples=[["my-runs"]],
+    )
+
+
+class Band(_Expectation):
+    """Every per-step value lies in [min, max]."""
+
+    kind: Literal["band"] = Field(description="Every per-step value lies from min to max (bounds included).")
+    min: Number | None = Field(None, description="Lowest expected value; open when left out.", examples=[0.1])
+    max: Number | None = Field(None, description="Highest expected value; open when left out.", examples=[2.5])
+    steps: PositiveInt | None = Field(None, description="Per-step values over this many steps.", examples=[100])
+    window: Window | None = Field(None, description="Holds only in the first steps of a run.")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Band:
+        if self.min is None and self.max is None:
+            raise ValueError("a band needs min, max or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        if self.window and self.steps and self.window.first > self.steps:
+            raise ValueError(f"window of the first {self.window.first} steps is longer than the {self.steps} steps")
+        return self
+
+    def contains(self, value: float) -> bool:
+        """Whether one per-step value lies in the band (bounds included)."""
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+
+class Median(_Expectation):
+    """The median of a run's per-step values."""
+
+    kind: Literal["median"] = Field(description="The median of a run's per-step values.")
+    value: Number = Field(description="The median.", examples=[12.5])
+    steps: PositiveInt = Field(description="The median is over this many steps.", examples=[100])
+    tolerance: Annotated[Number, Field(gt=0)] | None = Field(
+        None,
+        description="Relative tolerance a run's median may differ by (0.05 = 5%), when the source gives one; "
+        "metrics-manual judge uses --rtol otherwise.",
+        examples=[0.05],
+    )
+
+
+class Exact(_Expectation):
+    """An exact value at every step, in every run, or at one step."""
+
+    kind: Literal["exact"] = Field(description="An exact value the metric must take.")
+    value: Number = Field(description="The value.", examples=[0])
+    at: Literal["every_step", "every_run"] | AtStep = Field(
+        description="Where it holds: every_step, every_run, or {step: N} for one step.",
+        examples=["every_step", {"step": 0}],
+    )
+
+    def contains(self, value: float) -> bool:
+        return value == self.value
+
+
+class Presence(_Expectation):
+    """The metric is logged at every step; its value has no range."""
+
+    kind: Literal["presence"] = Field(description="The metric is logged; its value has no range.")
+    at: Literal["every_step"] = Field("every_step", description="Logged at every step of its step key.")
+
+
+Expectation = Annotated[Band | Median | Exact | Presence, Field(discriminator="kind")]
+
+
+class SectionNote(Strict):
+    """A note on one section of the reference page, for one profile."""
+
+    text: Text = Field(description="What holds for the whole section on this profile.")
+    see: Slug | None = Field(None, description="Id of a note of this profile that says more.", examples=["my-notes"])
+
+
+class Note(Strict):
+    """A longer note: its own section of the reference page."""
+
+    id: Slug = Field(description="Its anchor on the reference page is s-ref-<id>.", examples=["my-notes"])
+    title: Text = Field(description="Heading of the note.", examples=["My notes"])
+    paragraphs: list[Text] = Field(min_length=1, description="The note's text, one paragraph per item.")
+    sources: list[SourceId] = Field(default_factory=list, description="Ids of the profile's sources it rests on.")
+
+    @property
+    def anchor(self) -> str:
+        return f"s-ref-{self.id}"
+
+
+class ProfileInfo(Strict):
+    id: Slug = Field(description="Stable id: names its page and export files.", examples=["my-setup"])
+    title: Text = Field(description="Title of the profile's page and column.", examples=["Two seeds on one H100"])
+    order: int | None = Field(
+        None,
+        description="Where the profile stands among the others: lower first; profiles without an order follow, by id.",
+        examples=[1],
+    )
+    summary: Text = Field(description="Where the numbers come from and what they hold for.")
+    advice: Text = Field(description="How a reader builds ranges of their own.")
+    setup: Setup = Field(description="The setup the ranges hold for.")
+    sources: dict[SourceId, Source] = Field(min_length=1, description="Where the numbers come from, by id.")
+    section_notes: dict[Slug, SectionNote] = Field(default_factory=dict, description="A note per section id.")
+    notes: list[Note] = Field(default_factory=list, description="Longer notes, each a section of the reference page.")
+
+
+class Profile(ProfileInfo):
+    """A profile: one setup, where its numbers come from, and the expected values of its metrics."""
+
+    expectations: dict[MetricKey, list[Expectation]] = Field(
+        default_factory=dict,
+        description=(
+            "Per metric key of the catalog: its expectations on this setup (a band, median, exact value or presence)."
+        ),
+    )
+
+
+# --- an exported profile -------------------------------------------------------------
+
+SCHEMA_VERSION: Literal[1] = 1
+
+
+class MetricExport(Strict):
+    key: MetricKey = Field(description="The metric key (a family ends in /*).")
+    name: Text | None = Field(None, description="How a family is called in prose.")
+    members: list[MetricKey] = Field(default_factory=list, description="For a family: the keys it stands for.")
+    section: Slug = Field(description="Id of the metric's section.")
+    section_title: Text = Field(description="Title of the metric's section.")
+    meaning: Text = Field(description="What the value means.")
+    unit: Text | None = Field(None, description="The unit of the metric and of every number of its expectations.")
+    url: Text | None = Field(None, description="The metric's anchor in the manual.")
+    expectations: list[Expectation] = Field(
+        default_factory=list, description="Its expectations on this profile; empty when it has no range."
+    )
+
+
+class ProfileExport(Strict):
+    """One profile with the catalog entries of its metrics: what tools load."""
+
+    schema_version: Literal[1] = Field(description="Version of this format; changes only when a reader must change.")
+    profile: ProfileInfo = Field(description="The profile: setup, sources and notes.")
+    metrics: list[MetricExport] = Field(description="Every metric of the catalog, in the catalog's order.")
+
+    def metric(self, key: str) -> MetricExport:
+        for m in self.metrics:
+            if m.key == key or key in m.members:
+                return m
+        raise KeyError(key)
+
+    def expected(self, key: str) -> list[Band | Median | Exact | Presence]:
+        """What `key` is expected to be on this profile's setup ([] when it has no range)."""
+        return list(self.metric(key).expectations)
+
+    def to_profile(self) -> Profile:
+        return Profile(
+            **{k: getattr(self.profile, k) for k in ProfileInfo.model_fields},
+            expectations={m.key: m.expectations for m in self.metrics if m.expectations},
+        )

@@ -1,0 +1,136 @@
+"""One run as the readers give it: a series of values per metric key, indexed by its step.
+
+The readers (one per file form a Miles run writes) produce a `Run`; `judge` holds it
+against a profile and `derive` computes ranges from several. This module is the
+contract between them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, ValuesView
+from dataclasses import dataclass, field
+
+from metrics_manual.diagnostics.finding import Finding
+
+
+class Series(MutableMapping[int, float]):
+    """step -> value of one metric, in two arrays sorted by step.
+
+    A dict takes about 100 bytes a value; this takes 16, so a long run's kept values fit
+    in little memory. Logs come in step order, so a new step is an append; an earlier
+    or repeated step (a retry, a second folder) is placed by bisection.
+    """
+
+    __slots__ = ("_steps", "_values")
+
+    def __init__(self, items: Iterable[tuple[int, float]] = ()) -> None:
+        self._steps = array("q")
+        self._values = array("d")
+        for step, value in items:
+            self[step] = value
+
+    def __setitem__(self, step: int, value: float) -> None:
+        steps = self._steps
+        if not steps or step > steps[-1]:
+            steps.append(step)
+            self._values.append(value)
+            return
+        i = bisect_left(steps, step)
+        if i < len(steps) and steps[i] == step:
+            self._values[i] = value
+        else:
+            steps.insert(i, step)
+            self._values.insert(i, value)
+
+    def _find(self, step: object) -> int:
+        if isinstance(step, int):
+            i = bisect_left(self._steps, step)
+            if i < len(self._steps) and self._steps[i] == step:
+                return i
+        raise KeyError(step)
+
+    def __getitem__(self, step: int) -> float:
+        return self._values[self._find(step)]
+
+    def __delitem__(self, step: int) -> None:
+        i = self._find(step)
+        del self._steps[i]
+        del self._values[i]
+
+    def __contains__(self, step: object) -> bool:
+        try:
+            self._find(step)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._steps)
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def items(self) -> ItemsView[int, float]:
+        return _Items(self)
+
+    def values(self) -> ValuesView[float]:
+        return _Values(self)
+
+    def __repr__(self) -> str:
+        return f"Series({dict(self.items())!r})"
+
+
+class _Items(ItemsView[int, float]):
+    def __init__(self, series: Series) -> None:
+        super().__init__(series)
+        self._series = series
+
+    def __iter__(self) -> Iterator[tuple[int, float]]:
+        return zip(self._series._steps, self._series._values)
+
+
+class _Values(ValuesView[float]):
+    def __init__(self, series: Series) -> None:
+        super().__init__(series)
+        self._series = series
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self._series._values)
+
+
+@dataclass
+class Run:
+    """The parts of one run, merged: metric key -> step -> value.
+
+    A non-finite value is kept as float('nan') / float('inf'): it is an error to judge,
+    never a missing value. `problems` holds what the readers found (corrupt lines,
+    cut last lines as warnings), with the file and line.
+    """
+
+    paths: list[str] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    series: dict[str, Series] = field(default_factory=dict)
+    problems: list[Finding] = field(default_factory=list)
+    # Namespace -> the key that holds its step (the catalog's step_keys): judge needs it
+    # to know which steps a metric's run reached.
+    step_keys: dict[str, str] = field(default_factory=dict)
+    # Keys the run logged whose values were not kept (read_run's `keys` filter).
+    unread: set[str] = field(default_factory=set)
+
+    def steps(self, key: str) -> list[int]:
+        """The steps at which `key` was logged, in order."""
+        return sorted(self.series.get(key, {}))
+
+    def step_key(self, key: str) -> str | None:
+        """The key that holds `key`'s step, from its namespace (train/grad_norm -> train/step)."""
+        return self.step_keys.get(key.split("/", 1)[0])
+
+    def reached(self, step_key: str) -> list[int]:
+        """Every step of `step_key` at which the run logged anything, in order."""
+        steps: set[int] = set(self.series.get(step_key, {}))
+        for key, values in self.series.items():
+            if self.step_key(key) == step_key:
+                steps.update(values)
+        return sorted(steps)

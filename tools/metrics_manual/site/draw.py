@@ -1,0 +1,502 @@
+"""Ranges and runs drawn: tiny inline SVG built as strings, for pages, the run report and reference curves.
+
+No plotting library: a drawing is a few dozen elements on one line, with no script, no
+external asset and no font download, so it sits inside Markdown as raw HTML and works
+offline. Same input, same bytes. Colours are `currentColor` for text and axes (light and
+dark schemes) and classes (`mm-band`, `mm-median` ...) let the site's CSS restyle marks.
+
+Every mark (`g.mm-mark`, `g.mm-tick`, `g.mm-run`, `g.mm-failing`, `g.mm-nonfinite`) carries
+data attributes in the coordinate system of its axis (`data-x-min`, `data-x-max`, `data-x`,
+`data-y`) and the numbers it stands for (`data-min`, `data-max`, `data-value`, `data-step`,
+as `repr` of the number); the root states the axes (`data-axis-min` ..., `data-x-start` ...).
+Tests read the geometry from them instead of pixels.
+
+Text from the source is written as character references where XML, HTML or Markdown would
+read syntax, so a drawing survives Markdown even inline; inside a block element (e.g. a
+`<div>`) Markdown also leaves it out of a `<p>`.
+"""
+from __future__ import annotations
+
+import decimal
+import hashlib
+import math
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
+from metrics_manual.model.phrase import describe, num
+
+# Drawing units of the viewBox; the SVG scales to its column (width 100%) up to MAX_WIDTH px.
+WIDTH = 480
+MAX_WIDTH = 600
+_FONT = 12
+_TICK_FONT = 11
+_CHAR = 0.6  # average glyph width as a share of the font size, to keep labels apart and inside
+
+# Thinning: a run with more steps than this is drawn from buckets of consecutive steps, each
+# keeping its first, lowest, highest and last value (spikes stay); failing steps are marked apart.
+MAX_POINTS = 2000
+
+_BAND, _WINDOW, _MEDIAN, _EXACT = "#4f86c6", "#8a63c2", "#d9822b", "#c0392b"
+_RUN_COLOURS = ("#2a7ab9", "#d9822b", "#2f9e6e", "#b8457a", "#7a6cc4", "#8c7a2a")
+_RUN_DASHES = ("", "6 3", "2 2", "8 3 2 3")
+_SYNTAX = {c: f"&#{ord(c)};" for c in "&<>\"'|*_`[]\\{}~^#!$:="}
+_SYNTAX_RE = re.compile("[" + re.escape("".join(_SYNTAX)) + "]")
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029\r\n\t]")
+
+
+# --- text and numbers ----------------------------------------------------------------
+
+
+def _esc(text: object) -> str:
+    """Any text as inert SVG text on one line: XML-invalid characters blanked, and characters that
+    XML, HTML or Markdown read as syntax written as character references (a drawing may land in
+    Markdown outside a raw HTML block, where `*x*` would otherwise become <em>)."""
+    return _SYNTAX_RE.sub(lambda m: _SYNTAX[m.group()], _XML_INVALID.sub(" ", str(text)))
+
+
+def _c(x: float) -> str:
+    """A coordinate: two decimals at most, no trailing zeros (deterministic, short)."""
+    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _clip(text: str, width: float, font: float) -> str:
+    """Text shortened with an ellipsis to fit `width` drawing units (its <title> keeps it whole)."""
+    most = max(4, int(width / (font * _CHAR)))
+    return text if len(text) <= most else text[: most - 1].rstrip() + "\u2026"
+
+
+def _text_width(text: str, font: float) -> float:
+    return len(text) * font * _CHAR
+
+
+def _uid(*parts: object) -> str:
+    # Ids of <defs> must differ between drawings of one page and stay the same between builds.
+    return "mm" + hashlib.sha1(repr(parts).encode()).hexdigest()[:10]
+
+
+# --- axes ---------------------------------------------------------------------------
+
+
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """About `target` round values (steps of 1, 2 or 5 times a power of ten) within [lo, hi]."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise ValueError(f"no axis from {lo!r} to {hi!r}")
+    raw = (hi / 2 - lo / 2) * 2 / max(1, target)  # halves: no overflow near the largest float
+    if raw == 0 or not math.isfinite(raw):
+        raw = abs(hi) or 1.0
+    exp = math.floor(math.log10(raw))
+    frac = raw / 10.0**exp
+    # Nearest of 1, 2, 5, 10 on a log scale (the thresholds are their geometric means).
+    mant = 1 if frac < 1.42 else 2 if frac < 3.17 else 5 if frac < 7.08 else 10
+    if mant == 10:
+        mant, exp = 1, exp + 1
+    step = mant * 10.0**exp
+    k0, k1 = math.ceil(lo / step), math.floor(hi / step)
+    # Decimal keeps 0.1 + 0.2 from reading as 0.30000000000000004.
+    ticks = [float(decimal.Decimal(k * mant).scaleb(exp)) for k in range(k0, k1 + 1)]
+    # Near the float resolution neighbouring ticks can round to one value: keep each once.
+    return sorted({t for t in ticks if math.isfinite(t)})
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A linear map from the values [lo, hi] to the coordinates [start, end] (end < start flips it)."""
+
+    lo: float
+    hi: float
+    start: float
+    end: float
+    ticks: tuple[float, ...]
+    labels: tuple[str, ...]  # the ticks as phrase.num writes them
+
+    def at(self, value: float) -> float:
+        share = (value / 2 - self.lo / 2) / (self.hi / 2 - self.lo / 2)
+        return self.start + share * (self.end - self.start)
+
+
+def _domain(values: Sequence[float], integer: bool = False) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        margin = 1.0 if integer or lo == 0 else abs(lo) * 0.1
+    else:  # a twentieth of the span on each side; at least one float step, so the ends stay off the numbers
+        margin = max((hi / 2 - lo / 2) * 0.1, math.ulp(lo), math.ulp(hi))
+    most = sys.float_info.max
+    return max(lo - margin, -most), min(hi + margin, most)
+
+
+def make_axis(values: Sequence[float], start: float, end: float, font: float = _TICK_FONT,
+              integer: bool = False) -> Axis:
+    """An axis covering every value with a margin, with as many ticks as fit their labels."""
+    lo, hi = _domain(values, integer)
+    room = abs(end - start)
+    for target in (5, 4, 3, 2):
+        ticks = nice_ticks(lo, hi, target)
+        if integer:
+            ticks = sorted({float(math.floor(t)) for t in ticks if t == math.floor(t)}) or ticks
+        labels = [num(_tick_value(t)) for t in ticks]
+        widest = max(_text_width(label, font) for label in labels)
+        if len(ticks) < 2 or room / (len(ticks) - 1) > widest + font:
+            break
+    return Axis(lo, hi, start, end, tuple(ticks), tuple(labels))
+
+
+def _tick_value(t: float) -> int | float:
+    return int(t) if t.is_integer() and abs(t) < 2**53 else t
+
+
+# --- one metric's ranges on every profile ---------------------------------------------
+
+_ROW = 34          # height of one row: label line then mark
+_TOP = 4
+_MARK_H = 12
+
+
+def _numbers(e: Expectation) -> list[float]:
+    if isinstance(e, Band):
+        return [float(v) for v in (e.min, e.max) if v is not None]
+    if isinstance(e, (Median, Exact)):
+        return [float(e.value)]
+    return []
+
+
+def _row_tail(e: Expectation) -> str:
+    """What the row label adds to the profile title: a window or a single step."""
+    if isinstance(e, Band) and e.window:
+        return f" \u00b7 first {num(e.window.first)} steps"
+    if isinstance(e, Exact) and isinstance(e.at, AtStep):
+        return f" \u00b7 at step {num(e.at.step)}"
+    return ""
+
+
+def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
+    """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
+
+    `rows` are (profile title, expectation) in the order they are drawn, one row each.
+    Returns "" when there is nothing to place on an axis: no rows, or presence only (the
+    words "logged in every step" say all a drawing could).
+    """
+    numbers = [v for _, e in rows for v in _numbers(e)]
+    if not numbers:
+        return ""
+    words = [f"{title}: {describe(e, unit)}" for title, e in rows]
+    uid = _uid("range", words, unit)  # the words state every number and text of the drawing
+    pad = 12.0
+    axis = make_axis(numbers, pad, WIDTH - pad)
+    # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
+    start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
+    end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
+    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks, axis.labels)
+
+    marks: list[str] = []
+    for i, ((title, e), said) in enumerate(zip(rows, words)):
+        y = _TOP + i * _ROW
+        tail = _row_tail(e)
+        label = _clip(title, WIDTH - 8 - _text_width(tail, _FONT), _FONT) + tail
+        marks.append(f'<text x="4" y="{_c(y + 11)}" fill="currentColor">{_esc(label)}</text>')
+        if not isinstance(e, Presence):  # a faint track: where the row's axis runs
+            marks.append(f'<line x1="{_c(axis.start)}" y1="{_c(y + 16 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
+                         f'y2="{_c(y + 16 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>')
+        marks.append(_range_mark(e, said, axis, y + 16, uid))
+
+    y_axis = _TOP + len(rows) * _ROW + 2
+    marks.append(_x_axis(axis, _TOP, y_axis))
+    height = y_axis + 18
+    if unit:
+        height += 13
+        marks.append(f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
+                     f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>')
+    label = _esc("; ".join(words))
+    defs = (f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.2"/>'
+            f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-width="3"/></pattern>'
+            f'<marker id="{uid}-a" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="8" markerHeight="8" '
+            f'orient="auto-start-reverse" markerUnits="userSpaceOnUse"><path d="M0 0L8 4L0 8z" fill="{_BAND}"/>'
+            f'</marker></defs>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-ranges" role="img" '
+            f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
+            f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
+            f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}" '
+            f'data-x-start="{_c(axis.start)}" data-x-end="{_c(axis.end)}">'
+            f'<title>{label}</title>{defs}{"".join(marks)}</svg>')
+
+
+def _x_axis(axis: Axis, top: float, y: float) -> str:
+    out = [f'<line class="mm-axis" x1="{_c(axis.start)}" y1="{_c(y)}" x2="{_c(axis.end)}" y2="{_c(y)}" '
+           f'stroke="currentColor" stroke-opacity="0.6"/>']
+    for t, label in zip(axis.ticks, axis.labels):
+        x = _c(axis.at(t))
+        out.append(f'<g class="mm-tick" data-value="{_tick_value(t)!r}" data-x="{x}">'
+                   f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(y)}" stroke="currentColor" stroke-opacity="0.12"/>'
+                   f'<line x1="{x}" y1="{_c(y)}" x2="{x}" y2="{_c(y + 4)}" stroke="currentColor" stroke-opacity="0.6"/>'
+                   f'<text x="{x}" y="{_c(y + 15)}" text-anchor="middle" font-size="{_TICK_FONT}" '
+                   f'fill="currentColor">{_esc(label)}</text></g>')
+    return "".join(out)
+
+
+def _range_mark(e: Expectation, said: str, axis: Axis, y: float, uid: str) -> str:
+    title = f"<title>{_esc(said)}</title>"
+    mid = y + _MARK_H / 2
+    if isinstance(e, Band):
+        x0 = axis.at(e.min) if e.min is not None else axis.start
+        x1 = axis.at(e.max) if e.max is not None else axis.end
+        attrs = ""
+        attrs += f' data-min="{e.min!r}"' if e.min is not None else ""
+        attrs += f' data-max="{e.max!r}"' if e.max is not None else ""
+        open_side = "max" if e.max is None else "min" if e.min is None else ""
+        attrs += f' data-open="{open_side}"' if open_side else ""
+        kind = "window" if e.window else "band"
+        fill = f'url(#{uid}-w)' if e.window else _BAND
+        stroke = _WINDOW if e.window else _BAND
+        w = max(x1 - x0, 2.0)
+        bx = x0 if x1 - x0 >= 2 else (x0 + x1) / 2 - 1
+        arrow = ""
+        if open_side:
+            # An open band runs to the edge of the axis and on: an arrow points past it.
+            ax0, ax1 = (x1 - 1, axis.end + 6) if open_side == "max" else (x0 + 1, axis.start - 6)
+            arrow = (f'<line x1="{_c(ax0)}" y1="{_c(mid)}" x2="{_c(ax1)}" y2="{_c(mid)}" stroke="{_BAND}" '
+                     f'stroke-width="2" marker-end="url(#{uid}-a)"/>')
+        return (f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-x-min="{_c(x0)}" '
+                f'data-x-max="{_c(x1)}">{title}<rect x="{_c(bx)}" y="{_c(y)}" width="{_c(w)}" '
+                f'height="{_MARK_H}" rx="2" fill="{fill}" fill-opacity="{"1" if e.window else "0.6"}" '
+                f'stroke="{stroke}"/>{arrow}</g>')
+    if isinstance(e, Median):
+        x = axis.at(e.value)
+        r = _MARK_H / 2
+        return (f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-x="{_c(x)}">'
+                f'{title}<path d="M{_c(x)} {_c(y)}l{_c(r)} {_c(r)}'
+                f'l-{_c(r)} {_c(r)}l-{_c(r)} -{_c(r)}z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/></g>')
+    if isinstance(e, Exact):
+        x = axis.at(e.value)
+        return (f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-x="{_c(x)}">'
+                f'{title}<line x1="{_c(x)}" y1="{_c(y - 2)}" x2="{_c(x)}" '
+                f'y2="{_c(y + _MARK_H + 2)}" stroke="{_EXACT}" stroke-width="3"/></g>')
+    assert isinstance(e, Presence)
+    # Presence has no value: a dotted line along the whole row, off the axis's numbers, broken by its words.
+    words = "logged in every step"
+    cx, half = (axis.start + axis.end) / 2, _text_width(words, _TICK_FONT) / 2 + 4
+    dots = 'stroke="currentColor" stroke-width="2" stroke-dasharray="1 4" stroke-linecap="round"'
+    return (f'<g class="mm-mark mm-presence" data-kind="presence">{title}'
+            f'<line x1="{_c(axis.start)}" y1="{_c(mid)}" x2="{_c(cx - half)}" y2="{_c(mid)}" {dots}/>'
+            f'<line x1="{_c(cx + half)}" y1="{_c(mid)}" x2="{_c(axis.end)}" y2="{_c(mid)}" {dots}/>'
+            f'<text x="{_c(cx)}" y="{_c(mid + 3.5)}" text-anchor="middle" font-size="{_TICK_FONT}" '
+            f'fill="currentColor">{words}</text></g>')
+
+
+# --- per-step curves of runs over their expected range ---------------------------------
+
+_PLOT_H = 170
+_LEGEND_ROW = 16
+_DOTS_UP_TO = 100
+
+
+def _thin(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """At most about MAX_POINTS of `points` (sorted by step): above that, each bucket of consecutive
+    steps keeps its first, lowest, highest and last finite value, and every non-finite one."""
+    if len(points) <= MAX_POINTS:
+        return points
+    size = math.ceil(len(points) / (MAX_POINTS // 4))
+    kept: list[tuple[int, float]] = []
+    for b in range(0, len(points), size):
+        bucket = points[b:b + size]
+        values = [v for _, v in bucket]
+        if all(map(math.isfinite, values)):  # the common case, at C speed
+            keep = {0, len(values) - 1, values.index(min(values)), values.index(max(values))}
+        else:
+            finite = [i for i, v in enumerate(values) if math.isfinite(v)]
+            keep = {i for i, v in enumerate(values) if not math.isfinite(v)}
+            if finite:
+                keep |= {finite[0], finite[-1], min(finite, key=values.__getitem__), max(finite, key=values.__getitem__)}
+        kept += [bucket[i] for i in sorted(keep)]
+    return kept
+
+
+def _value_words(value: float, unit: str | None) -> str:
+    text = num(value) if math.isfinite(value) else {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}[repr(value)]
+    return f"{text} {unit}" if unit and math.isfinite(value) else text
+
+
+def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequence[Expectation],
+                   unit: str | None, *, title: str, failing: Mapping[str, Sequence[int]] | None = None) -> str:
+    """Per-step curves of one metric (one polyline per run name) over its expected band / median / exact
+    value, failing steps marked; one-line inline SVG.
+
+    x is the step, y the value. A band is shaded (a window band only over the first N steps
+    drawn, hatched), a median is a dashed line, an exact value a solid line (or a mark at its
+    step); presence has no value to draw. A non-finite value breaks its curve and is marked at
+    the plot's edge (NaN and infinity at the top, minus infinity at the bottom); a failing step
+    gets a ring with its own <title>, at the edge when its value is not finite or not logged.
+    Runs of more than MAX_POINTS steps are thinned (see `_thin`); failing steps are never
+    thinned away. Returns "" when no run has a step and no step fails.
+    """
+    failing = failing or {}
+    runs = {name: sorted((int(s), float(v)) for s, v in values.items()) for name, values in series.items()}
+    # The axes need only each run's extremes (runs can be long): steps are sorted, values are not.
+    steps = [s for pts in runs.values() if pts for s in (pts[0][0], pts[-1][0])]
+    steps += [int(s) for ss in failing.values() for s in ss]
+    if not steps:
+        return ""
+    finite = [v for e in expectations for v in _numbers(e)]
+    for pts in runs.values():
+        values = [v for _, v in pts if math.isfinite(v)]
+        finite += [min(values), max(values)] if values else []
+    said = [describe(e, unit) for e in expectations]
+    # <defs> ids: from what tells drawings apart on one page, not from every point (cheap on long runs).
+    uid = _uid("series", title, unit, said, [(n, len(p), p[:1], p[-1:]) for n, p in runs.items()],
+               sorted((n, sorted(s)) for n, s in failing.items()))
+
+    top = 18.0 if unit else 8.0
+    y_axis = make_axis(finite or [0.0], top + _PLOT_H, top)
+    widest = max(_text_width(label, _TICK_FONT) for label in y_axis.labels)
+    left, right = max(28.0, widest + 10), WIDTH - 12.0
+    x_axis = make_axis(steps, left, right, integer=True)
+    bottom = top + _PLOT_H
+    parts: list[str] = []
+    if unit:
+        parts.append(f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>')
+    parts.append(_plot_ticks(x_axis, y_axis, left, right, top, bottom))
+    all_steps = sorted({s for pts in runs.values() for s, _ in pts})
+    for e, words in zip(expectations, said):
+        parts.append(_expected_mark(e, words, x_axis, y_axis, all_steps, uid))
+
+    nonfinite_y = {"nan": top, "inf": top, "-inf": bottom}
+    legend: list[tuple[str, str, str]] = []
+    for i, (name, pts) in enumerate(runs.items()):
+        colour, dash = _RUN_COLOURS[i % len(_RUN_COLOURS)], _RUN_DASHES[i % len(_RUN_DASHES)]
+        legend.append((name, colour, dash))
+        parts.append(_run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit))
+    for name, bad in failing.items():
+        logged = series.get(name, {})
+        for s in sorted(set(bad)):
+            v = float(logged[s]) if s in logged else None
+            x = x_axis.at(s)
+            y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
+            ring = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
+            value_attr = f' data-value="{v!r}"' if v is not None else ""
+            parts.append(f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
+                         f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'
+                         f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>')
+
+    height, legend_svg = _legend(legend, left, bottom + 44)
+    label = _esc(title)
+    defs = (f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.12"/>'
+            f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-opacity="0.5" stroke-width="2"/></pattern>'
+            f'</defs>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-series" role="img" '
+            f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
+            f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
+            f'data-axis-x-min="{x_axis.lo!r}" data-axis-x-max="{x_axis.hi!r}" '
+            f'data-axis-y-min="{y_axis.lo!r}" data-axis-y-max="{y_axis.hi!r}" '
+            f'data-x-start="{_c(left)}" data-x-end="{_c(right)}" data-y-start="{_c(bottom)}" data-y-end="{_c(top)}">'
+            f'<title>{label}</title>{defs}{"".join(parts)}{legend_svg}</svg>')
+
+
+def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: float, bottom: float) -> str:
+    out = [f'<rect x="{_c(left)}" y="{_c(top)}" width="{_c(right - left)}" height="{_c(bottom - top)}" '
+           f'fill="none" stroke="currentColor" stroke-opacity="0.4"/>']
+    for t, label in zip(x_axis.ticks, x_axis.labels):
+        x = _c(x_axis.at(t))
+        out.append(f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
+                   f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
+                   f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
+                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>')
+    for t, label in zip(y_axis.ticks, y_axis.labels):
+        y = _c(y_axis.at(t))
+        out.append(f'<g class="mm-tick mm-tick-y" data-value="{_tick_value(t)!r}" data-y="{y}">'
+                   f'<line x1="{_c(left - 4)}" y1="{y}" x2="{_c(right)}" y2="{y}" stroke="currentColor" '
+                   f'stroke-opacity="0.12"/><text x="{_c(left - 6)}" y="{_c(float(y) + 3.5)}" text-anchor="end" '
+                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>')
+    out.append(f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
+               f'fill="currentColor">step</text>')
+    return "".join(out)
+
+
+def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps: list[int], uid: str) -> str:
+    title = f"<title>{_esc(said)}</title>"
+    left, right = x_axis.start, x_axis.end
+    if isinstance(e, Band):
+        y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
+        y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
+        x_end = right
+        if e.window:  # the run's first N steps: up to the N-th step drawn
+            x_end = (x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right)
+        attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (f' data-max="{e.max!r}"' if e.max is not None else "")
+        kind = "window" if e.window else "band"
+        fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
+        return (f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
+                f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
+                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>')
+    if isinstance(e, Median):
+        y = y_axis.at(e.value)
+        return (f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
+                f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
+                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
+                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>')
+    if isinstance(e, Exact):
+        y = y_axis.at(e.value)
+        if isinstance(e.at, AtStep):
+            x = x_axis.at(e.at.step)
+            line = (f'<line x1="{_c(x - 7)}" y1="{_c(y)}" x2="{_c(x + 7)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="3"/>'
+                    f'<line x1="{_c(x)}" y1="{_c(y - 7)}" x2="{_c(x)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>')
+            where = f' data-step="{e.at.step}" data-x="{_c(x)}"'
+        else:
+            line = f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="1.5"/>'
+            where = ""
+        return (f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-y="{_c(y)}"{where}>'
+                f'{title}{line}</g>')
+    return ""  # presence: every logged step is already a point of the curve
+
+
+def _run_curve(name: str, pts: list[tuple[int, float]], colour: str, dash: str, x_axis: Axis, y_axis: Axis,
+               edge: Mapping[str, float], unit: str | None) -> str:
+    stroke = f'stroke="{colour}" stroke-width="1.6" fill="none"' + (f' stroke-dasharray="{dash}"' if dash else "")
+    drawn = _thin(pts)
+    segments: list[list[tuple[int, float]]] = [[]]
+    marks: list[str] = []
+    for s, v in drawn:
+        if math.isfinite(v):
+            segments[-1].append((s, v))
+            continue
+        segments.append([])
+        x, y = x_axis.at(s), edge[repr(v)]
+        if math.isnan(v):  # a square on the top edge
+            shape = f'<rect x="{_c(x - 3)}" y="{_c(y - 3)}" width="6" height="6" fill="{colour}"/>'
+        else:  # a triangle pointing out of the plot, up or down
+            tip = -6 if v > 0 else 6
+            shape = f'<path d="M{_c(x - 4)} {_c(y)}L{_c(x + 4)} {_c(y)}L{_c(x)} {_c(y + tip)}z" fill="{colour}"/>'
+        marks.append(f'<g class="mm-nonfinite" data-step="{s}" data-value="{v!r}" data-x="{_c(x)}" data-y="{_c(y)}">'
+                     f'<title>{_esc(f"{name}: step {num(s)}: {_value_words(v, unit)}")}</title>{shape}</g>')
+    lines = []
+    for seg in segments:
+        if len(seg) == 1:
+            s, v = seg[0]
+            lines.append(f'<circle cx="{_c(x_axis.at(s))}" cy="{_c(y_axis.at(v))}" r="1.8" fill="{colour}"/>')
+        elif seg:
+            coords = " ".join(f"{_c(x_axis.at(s))},{_c(y_axis.at(v))}" for s, v in seg)
+            lines.append(f'<polyline points="{coords}" {stroke}/>')
+    if len(drawn) <= _DOTS_UP_TO:  # short runs: a dot per step shows where a step is missing
+        lines += [f'<circle cx="{_c(x_axis.at(s))}" cy="{_c(y_axis.at(v))}" r="1.4" fill="{colour}"/>'
+                  for seg in segments if len(seg) > 1 for s, v in seg]
+    return (f'<g class="mm-run" data-run="{_esc(name)}" data-points="{len(pts)}" data-drawn="{len(drawn)}">'
+            f'<title>{_esc(name)}</title>{"".join(lines)}{"".join(marks)}</g>')
+
+
+def _legend(entries: list[tuple[str, str, str]], left: float, y: float) -> tuple[float, str]:
+    """Run names with their stroke, flowed in rows under the plot; returns the drawing's height."""
+    out, x = [], left
+    for name, colour, dash in entries:
+        text = _clip(name, WIDTH / 2, _TICK_FONT)
+        width = 26 + _text_width(text, _TICK_FONT) + 14
+        if x > left and x + width > WIDTH - 8:
+            x, y = left, y + _LEGEND_ROW
+        dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<g class="mm-legend" data-run="{_esc(name)}"><title>{_esc(name)}</title>'
+                   f'<line x1="{_c(x)}" y1="{_c(y - 4)}" x2="{_c(x + 22)}" y2="{_c(y - 4)}" stroke="{colour}" '
+                   f'stroke-width="2"{dashes}/><text x="{_c(x + 26)}" y="{_c(y)}" font-size="{_TICK_FONT}" '
+                   f'fill="currentColor">{_esc(text)}</text></g>')
+        x += width
+    return y + 6, "".join(out)

@@ -1,0 +1,161 @@
+"""MkDocs plugin: regenerate the pages on every (re)build and fill facts into hand-written pages.
+
+With `watch: [ranges, templates]` in mkdocs.yml, `mkdocs serve` rebuilds on a
+YAML edit; this plugin then writes only the generated files whose content
+changed, so the one extra rebuild that those writes cause finds nothing to write.
+
+`mkdocs build` fails on an invalid source. `mkdocs serve` does not: a failed build
+would leave the browser waiting for a site that never comes, so the plugin keeps
+the last good pages and shows the findings on top of every page until a good save.
+"""
+from __future__ import annotations
+
+import html
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import jinja2
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.livereload import LiveReloadServer
+from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+from mkdocs.utils import CountHandler
+
+from metrics_manual.build import build
+from metrics_manual.diagnostics.finding import ManualError, SourceError
+from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.source.load import Manual
+from metrics_manual.site.render import environment, template_error
+from metrics_manual.site.nav import metrics_first
+
+log = get_plugin_logger(__name__)
+
+
+def _problem(exc: BaseException, root: Path) -> str:
+    """Why the pages were not updated, as the command says it: findings as `path:line:col: error: ...`,
+    a write error as its message (build leaves the old files when it cannot write them)."""
+    if isinstance(exc, SourceError):
+        return f"the source is invalid; nothing was written:\n{exc}"
+    if isinstance(exc, ManualError):
+        return str(exc)
+    # Not expected from build (it reports these itself); never a traceback all the same.
+    # (RecursionError or OSError.)
+    if not isinstance(exc, OSError):
+        return "a file under ranges/ nests too deeply to read; nothing was written"
+    return f"cannot read or write {_shown(exc.filename, root)}: {exc.strerror}; nothing was changed"
+
+
+def _shown(filename: str | None, root: Path) -> str:
+    """A path as the reader knows it: relative to the project, the folder for a staged temp file."""
+    if not filename:
+        return "the generated files"
+    path = Path(filename)
+    if path.name.startswith(".") and path.name.endswith(".tmp"):
+        path = path.parent
+    try:
+        return path.resolve().relative_to(root).as_posix() + ("/" if path.is_dir() else "")
+    except ValueError:
+        return str(path)
+
+
+def _tell_terminal(message: str) -> None:
+    """An error line in the terminal of `mkdocs serve`, through MkDocs' own handler but not its logger:
+    `strict` counts what the logger sees and would fail the rebuild, which makes the browser wait."""
+    record = logging.LogRecord("mkdocs.plugins.metrics_manual", logging.ERROR, __file__, 0, message, None, None)
+    handlers = [h for h in logging.getLogger("mkdocs").handlers if h.get_name() == "MkDocsStreamHandler"]
+    if handlers:
+        handlers[0].handle(record)
+    else:  # pragma: no cover - MkDocs always installs its stream handler
+        print(f"ERROR    -  {message}", file=sys.stderr)
+
+
+class MetricsManualPlugin(BasePlugin):
+    def __init__(self) -> None:
+        self.manual: Manual | None = None
+        self.root = Path(".")
+        self.env: jinja2.Environment | None = None
+        self.serving = False
+        self.problem: str | None = None  # while serving: why the pages are those of the last good build
+
+    def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
+        self.serving = command == "serve"
+
+    def on_serve(self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]) -> LiveReloadServer:
+        self.serving = True  # also `mkdocs serve --clean`, which starts up as a "build"
+        return server
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        self.root = Path(config.config_file_path).resolve().parent
+        self.env = environment(self.root / "templates")
+        return config
+
+    def on_pre_build(self, config: MkDocsConfig) -> None:
+        self.problem = None
+        try:
+            self.manual, todo = build(self.root)
+        except (ManualError, RecursionError, OSError) as exc:
+            return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
+        for rel in todo.hand_edited:
+            # While serving, a warning would fail the rebuild under `strict` and stall the browser.
+            (log.info if self.serving else log.warning)(f"overwrote hand edits in {rel}")
+        if todo.write or todo.remove:
+            log.info(f"wrote {len(todo.write)} generated file(s), removed {len(todo.remove)}")
+
+    def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+        return metrics_first(nav)
+
+    def _fail(self, message: str) -> None:
+        if not self.serving:
+            raise PluginError(message)
+        self.problem = message.removeprefix("metrics-manual: ")
+        _tell_terminal(message + "\nServing the last good pages with these findings; save a fix to reload.")
+
+    def on_post_build(self, config: MkDocsConfig) -> None:
+        if self.serving and self.problem is not None:
+            # What MkDocs warned of in this build (a link to a page never generated ...) follows from
+            # the problem the banner shows; under `strict` it would fail the rebuild and stall the browser.
+            for handler in logging.getLogger("mkdocs").handlers:
+                if isinstance(handler, CountHandler):
+                    handler.counts.clear()
+
+    def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+        """Pages with `facts: true` in their front matter are Jinja templates over the model."""
+        if isinstance(page.meta.get("title"), str):
+            # A title is text (generated pages take it from ranges/); themes print it as HTML.
+            page.meta["title"] = html.escape(page.meta["title"])
+        if not page.meta.get("facts") or self.env is None:
+            return markdown
+        if self.manual is None:  # serving, and the source was never valid: nothing to fill in
+            return "This page is filled in from `ranges/`, which does not load; see the findings above.\n"
+        context: dict[str, Any] = {
+            "manual": self.manual, "catalog": self.manual.catalog, "profiles": self.manual.profiles,
+            "csv_columns": CSV_COLUMNS,
+        }
+        try:
+            return self.env.from_string(markdown).render(context)
+        except jinja2.TemplateError as exc:
+            err = template_error(exc, self.root)
+            self._fail(f"metrics-manual: in docs/{page.file.src_uri}: {err}")
+            return "This page is a template that does not render; see the findings above.\n"
+
+    def on_page_content(self, html_text: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+        if "title" not in page.meta and page.title and not page.is_homepage:
+            # Material passes a title without front matter through `striptags`, which decodes entities
+            # (`&lt;/title&gt;` would close the tag); as front matter it prints it as is. A title from
+            # the first heading is HTML already; one from the file name is text.
+            from_heading = getattr(page, "_title_from_render", None)
+            page.meta["title"] = from_heading or html.escape(page.title)
+        if self.problem is None:
+            return html_text
+        banner = (
+            '<div class="admonition failure" id="metrics-manual-invalid" role="alert">'
+            '<p class="admonition-title">metrics-manual could not update the pages: this is the last good build</p>'
+            f"<pre><code>{html.escape(self.problem)}</code></pre>"
+            "<p>Fix it and save: the page reloads by itself.</p></div>\n"
+        )
+        return banner + html_text

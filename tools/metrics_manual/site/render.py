@@ -1,0 +1,164 @@
+"""Render the model into Markdown pages with the Jinja templates under templates/.
+
+Each template under templates/pages/ becomes one page under docs/ at the same
+relative path; a path holding `[profile]` becomes one page per profile.
+"""
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Sequence
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from metrics_manual.runs.series import Run
+from metrics_manual.site.curves import page_context
+from metrics_manual.site.draw import range_drawing
+from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.site.fieldref import field_reference
+from metrics_manual.source.load import Manual
+from metrics_manual.model.schema import CodeRepository, Expectation, Profile
+from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
+from metrics_manual.source.reader import byte_position
+
+PAGES = "pages"
+# Characters that Markdown, tables or HTML would read as syntax anywhere in a line: shown as
+# entities, so text from ranges/ is always literal and never breaks a table or runs as HTML.
+_INERT = {c: f"&#{ord(c)};" for c in "&<>|*_`[]\\{}~^#!$"}
+_INERT_RE = re.compile("[" + re.escape("".join(_INERT)) + "]")
+# What Markdown reads as a block only at the start of a line (a rule or underline `---`, `===`,
+# a list item `- `, `+ `, `1. `): the first character, or the number's dot, becomes an entity,
+# which displays the same and starts no block. (`>`, `#`, `*` and indents are handled above.)
+_LINE_START = "-+="
+_LEADING_NUMBER = re.compile(r"^(\d+)([.)])(?=\s|$)")
+
+
+def inert(text: Any) -> str:
+    """Markdown that displays `text` literally, on one line, wherever a template puts it."""
+    text = _INERT_RE.sub(lambda m: _INERT[m.group()], " ".join(str(text).split()))
+    if text and text[0] in _LINE_START:
+        return f"&#{ord(text[0])};{text[1:]}"
+    return _LEADING_NUMBER.sub(lambda m: f"{m.group(1)}&#{ord(m.group(2))};", text)
+
+
+def code(text: Any) -> str:
+    """A Markdown code span holding `text` literally, whatever backticks it contains."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _describe_md(expectations: Expectation | list[Expectation], unit: str | None) -> str:
+    if isinstance(expectations, list):
+        return describe_all(expectations, unit, inert)
+    return describe(expectations, unit, inert)
+
+
+def path_breaks(path: Any) -> str:
+    """A file path as inline HTML text that a narrow column breaks only after a slash."""
+    return "/<wbr>".join(inert(part) for part in str(path).split("/"))
+
+
+def code_url(code: CodeRepository, path: str) -> str | None:
+    """The file at the catalog's commit, when the catalog names the repository's URL."""
+    if not code.url:
+        return None
+    # The path is text from the source: quoted, so it stays one path inside the URL.
+    return f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(path, safe='/')}"
+
+
+def attr(text: Any) -> str:
+    """Text as the value of an HTML attribute in double quotes."""
+    return inert(text).replace('"', "&#34;").replace("'", "&#39;")
+
+
+def range_rows(profiles: Sequence[Profile], key: str) -> list[tuple[str, Expectation]]:
+    """(profile title, expectation) of one metric on every profile, in profile order."""
+    return [(p.title, e) for p in profiles for e in p.expectations.get(key, [])]
+
+
+def drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
+    """The inline SVG of one metric's ranges on every profile, on one axis ('' when nothing has a number)."""
+    return range_drawing(list(rows), unit)
+
+
+def environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # the output is Markdown: text goes through the `md` filter instead
+        keep_trailing_newline=True,
+        # Markdown heading ids are written {#id}: Jinja comments move to {## ... ##}.
+        comment_start_string="{##",
+        comment_end_string="##}",
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(md=inert, num=num, words=words, code=code, describe=_describe_md, path=path_breaks,
+                       attr=attr, unit_name=unit_name, drawing=drawing)
+    env.globals.update(code_url=code_url, range_rows=range_rows)
+    return env
+
+
+def template_error(exc: Exception, root: Path) -> SourceError:
+    """Turn a Jinja error into a finding at the template's file and line."""
+    name, line = getattr(exc, "filename", None), getattr(exc, "lineno", None)
+    if name is None:  # a runtime error: Jinja rewrites the traceback to point into the template
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename.endswith(".j2"):
+                name, line = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+            tb = tb.tb_next
+    try:
+        shown = Path(name).resolve().relative_to(root.resolve()).as_posix() if name else "templates"
+    except ValueError:
+        shown = str(name)
+    return SourceError([Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}")])
+
+
+def _undecodable(templates: Path, root: Path) -> list[Finding]:
+    """Which template files are not UTF-8 (Jinja's error does not say)."""
+    out = []
+    for file in sorted(p for p in templates.rglob("*") if p.is_file()):
+        raw = file.read_bytes()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line, col = byte_position(raw, exc.start)
+            out.append(Finding(file.relative_to(root).as_posix(), line, col, "template is not UTF-8; save it as UTF-8"))
+    return out
+
+
+def render_pages(manual: Manual, root: Path, captured: Mapping[str, Mapping[str, Run]] | None = None,
+                 in_repo: Mapping[str, bool] | None = None) -> dict[str, str]:
+    """Every generated page: path relative to root -> Markdown.
+
+    `captured`: profile id -> its captured runs in the project (drawn as reference curves);
+    `in_repo`: profile id -> whether its captures are in the project (said on its page).
+    """
+    templates = root / "templates"
+    env = environment(templates)
+    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
+    context.update(page_context(manual, captured or {}, in_repo or {}))
+    out: dict[str, str] = {}
+    if not (templates / PAGES).is_dir():
+        raise SourceError([Finding(f"templates/{PAGES}", 1, 1, "folder is missing: the page templates live there")])
+    try:
+        for file in sorted((templates / PAGES).rglob("*.md.j2")):
+            rel = file.relative_to(templates).as_posix()
+            target = "docs/" + rel.removeprefix(PAGES + "/").removesuffix(".j2")
+            template = env.get_template(rel)
+            if "[profile]" in target:
+                for profile in manual.profiles:
+                    out[target.replace("[profile]", profile.id)] = template.render(context, profile=profile)
+            else:
+                out[target] = template.render(context)
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, root) from None
+    except UnicodeDecodeError:
+        raise SourceError(_undecodable(templates, root)) from None
+    return out

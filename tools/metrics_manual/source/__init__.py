@@ -1,0 +1,1 @@
+"""Stage 1, the source: ranges/*.yaml read with line and column, then validated into the model."""

@@ -1,0 +1,411 @@
+"""Load ranges/ into the typed model, collecting every finding with its file, line and column."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import functools
+import gc
+import math
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from metrics_manual.diagnostics.finding import Finding, SourceError, shown
+from metrics_manual.model.schema import Catalog, Metric, Profile
+from metrics_manual.source.reader import Document, Loc, read_document
+
+CATALOG = "ranges/catalog.yaml"
+PROFILES = "ranges/profiles"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Manual:
+    """The whole validated source."""
+
+    catalog: Catalog
+    profiles: tuple[Profile, ...]
+
+    @functools.cached_property
+    def metrics(self) -> dict[str, Metric]:
+        return {m.key: m for s in self.catalog.sections for m in s.metrics}
+
+    def known_keys(self) -> set[str]:
+        """Every key a page may name: metrics, family members and step keys."""
+        keys = set(self.metrics)
+        for m in self.metrics.values():
+            keys.update(m.members)
+        keys.update(self.catalog.step_keys.values())
+        keys.update(f"{ns}/*" for ns in self.catalog.step_keys)  # a whole namespace, as in `train/*`
+        return keys
+
+    def profile(self, profile_id: str) -> Profile:
+        for p in self.profiles:
+            if p.id == profile_id:
+                return p
+        raise KeyError(profile_id)
+
+
+def did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+_KINDS = ("band", "median", "exact", "presence")
+_NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
+
+
+def _message(err: Any, allowed: list[str]) -> str:
+    kind, value = err["type"], err.get("input")
+    # Drop the parts a validator adds to the location: union tags and int/float branches.
+    loc = [p for p in err["loc"] if p not in _KINDS and p not in ("int", "float")]
+    field = str(loc[-1]) if loc and not isinstance(loc[-1], int) else ""
+    prefix = f"{field}: " if field else ""
+    if kind == "extra_forbidden":
+        if field in allowed:  # a real field in the wrong place: say where it belongs, never "did you mean" itself
+            return f"unknown field {field!r} here; {field!r} belongs in {_places(field)}"
+        return f"unknown field {shown(field)}" + did_you_mean(field, allowed)
+    if kind == "missing":
+        return f"missing field {field!r}"
+    if kind == "union_tag_invalid":
+        return f"unknown kind {shown(err['ctx']['tag'])}; expected one of: {err['ctx']['expected_tags']}"
+    if kind == "union_tag_not_found":
+        return f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
+    if kind in _NUMBER_ERRORS and err["loc"][-1] in ("int", "float") or kind in ("float_type", "int_type"):
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                return f"{prefix}expected a number, got the string {shown(value)}"
+            if not math.isfinite(number):
+                return f"{prefix}{value!r} is not a finite number; ranges must be finite"
+            return f"{prefix}expected a number, got the string {value!r}; remove the quotes"
+        what = "integer" if kind.startswith("int") and err["loc"][-1] != "int" else "number"
+        return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
+    msg = err["msg"].removeprefix("Value error, ")
+    if kind.startswith("literal") or kind == "string_pattern_mismatch" or kind.endswith("_type"):
+        msg += f", got {shown(value)}"
+    return prefix + msg
+
+
+# How the findings name the place of each part of the model.
+_PLACE = {
+    "Catalog": "the top of the catalog",
+    "Section": "a section",
+    "Metric": "a metric",
+    "Origin": "a metric's origin",
+    "CodeRepository": "the catalog's code",
+    "Profile": "the top of a profile",
+    "Setup": "setup",
+    "Hardware": "setup.hardware",
+    "CaptureSource": "a capture source",
+    "LogSource": "a log source",
+    "CodeSource": "a code source",
+    "Window": "a band's window",
+    "AtStep": "an exact value's at",
+    "Band": "a band expectation",
+    "Median": "a median expectation",
+    "Exact": "an exact expectation",
+    "Presence": "a presence expectation",
+    "SectionNote": "a section note",
+    "Note": "a note",
+}
+
+
+def _places(name: str) -> str:
+    """Where a field of this name is allowed, in words: 'setup, a band expectation or a median expectation'."""
+    places = sorted(
+        {
+            _PLACE[c.__name__]
+            for c in _models(Profile) | _models(Catalog)
+            if name in c.model_fields and c.__name__ in _PLACE
+        }
+    )
+    return ", ".join(places[:-1]) + " or " + places[-1] if len(places) > 1 else places[0] if places else "another place"
+
+
+@functools.cache
+def _models(model: type[BaseModel]) -> frozenset[type[BaseModel]]:
+    """Every model class in the tree under `model`."""
+    seen: set[type[BaseModel]] = set()
+    stack: list[Any] = [model]
+    while stack:
+        tp = stack.pop()
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp not in seen:
+                seen.add(tp)
+                stack.extend(f.annotation for f in tp.model_fields.values())
+        else:
+            stack.extend(typing.get_args(tp))
+    return frozenset(seen)
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    """Every field name in the model tree: the pool for 'did you mean' on an unknown field."""
+    return tuple(sorted({name for m in _models(model) for name in m.model_fields}))
+
+
+def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
+    try:
+        return model.model_validate(doc.data), []
+    except ValidationError as exc:
+        findings = []
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            allowed = list(_field_names(model)) if err["type"] == "extra_forbidden" else []
+            if err["type"] == "union_tag_invalid":
+                loc = (*loc, "kind")
+            findings.append(doc.finding(loc, _message(err, allowed), key=err["type"] == "extra_forbidden"))
+        return None, findings
+
+
+def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
+    out: list[Finding] = []
+    seen_sections: set[str] = set()
+    seen_keys: dict[str, str] = {}
+    anchors: dict[str, str] = {}
+    for si, section in enumerate(catalog.sections):
+        if section.id in seen_sections:
+            out.append(doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}"))
+        seen_sections.add(section.id)
+        for mi, metric in enumerate(section.metrics):
+            loc = ("sections", si, "metrics", mi, "key")
+            for key in (metric.key, *metric.members):
+                if key in seen_keys:
+                    out.append(
+                        doc.finding(loc, f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})")
+                    )
+                seen_keys[key] = section.id
+            if metric.anchor in anchors and anchors[metric.anchor] != metric.key:
+                out.append(
+                    doc.finding(
+                        loc, f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}"
+                    )
+                )
+            anchors[metric.anchor] = metric.key
+    return out
+
+
+def _items(value: Any) -> list[tuple[Any, Any]]:
+    """Pairs of a mapping or (index, item) of a list from raw data; nothing for anything else."""
+    if isinstance(value, dict):
+        return list(value.items())
+    return list(enumerate(value)) if isinstance(value, list) else []
+
+
+def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str]) -> list[Finding]:
+    """Cross references of one profile, on its raw data: they are checked even where the model
+    found other faults, so a file's independent problems all show in one run."""
+    if not isinstance(data, dict):
+        return []
+    out: list[Finding] = []
+    sources = data.get("sources")
+    source_ids = set(sources) if isinstance(sources, dict) else set()
+    note_ids = {n["id"] for _, n in _items(data.get("notes")) if isinstance(n, dict) and isinstance(n.get("id"), str)}
+    setup = data.get("setup")
+    run_steps = setup.get("steps") if isinstance(setup, dict) else None
+    run_steps = run_steps if isinstance(run_steps, int) and not isinstance(run_steps, bool) else None
+
+    def refs(ids: Any, loc: Loc) -> None:
+        for i, sid in _items(ids):
+            if isinstance(sid, str) and sources is not None and sid not in source_ids:
+                out.append(
+                    doc.finding(
+                        (*loc, i),
+                        f"unknown source {shown(sid)}; declare it under 'sources'" + did_you_mean(sid, source_ids),
+                    )
+                )
+
+    for key, expectations in _items(data.get("expectations")):
+        if keys and isinstance(key, str) and key not in keys:
+            out.append(
+                doc.finding(
+                    ("expectations", key),
+                    f"unknown metric {shown(key)}; add it to {CATALOG} first" + did_you_mean(key, keys),
+                    key=True,
+                )
+            )
+        if not isinstance(expectations, list):
+            continue
+        for i, e in enumerate(expectations):  # runs once per range: plain look-ups, no tuple unless a finding
+            if type(e) is not dict:
+                continue
+            if srcs := e.get("sources"):
+                refs(srcs, ("expectations", key, i, "sources"))
+            steps = e.get("steps")
+            if run_steps and type(steps) is int and steps > run_steps:
+                out.append(
+                    doc.finding(
+                        ("expectations", key, i, "steps"),
+                        f"{steps} steps is more than the {run_steps} steps of the setup",
+                    )
+                )
+            at = e.get("at")
+            step = at.get("step") if type(at) is dict else None
+            if run_steps and type(step) is int and step >= run_steps and e.get("kind") == "exact":
+                out.append(
+                    doc.finding(
+                        ("expectations", key, i, "at", "step"),
+                        f"step {step} is past the last step of a {run_steps}-step run",
+                    )
+                )
+    for sid, note in _items(data.get("section_notes")):
+        if sections and isinstance(sid, str) and sid not in sections:
+            out.append(
+                doc.finding(
+                    ("section_notes", sid), f"unknown section {shown(sid)}" + did_you_mean(sid, sections), key=True
+                )
+            )
+        see = note.get("see") if isinstance(note, dict) else None
+        if isinstance(see, str) and see not in note_ids:
+            out.append(
+                doc.finding(
+                    ("section_notes", sid, "see"),
+                    f"unknown note {shown(see)}; add it under 'notes'" + did_you_mean(see, note_ids),
+                )
+            )
+    for i, note in _items(data.get("notes")):
+        if isinstance(note, dict):
+            refs(note.get("sources"), ("notes", i, "sources"))
+    return out
+
+
+def _catalog_names(data: Any) -> tuple[set[str], set[str]]:
+    """Metric keys (members too) and section ids of a raw catalog, as far as it can be read."""
+    keys: set[str] = set()
+    sections: set[str] = set()
+    for _, section in _items(data.get("sections") if isinstance(data, dict) else None):
+        if isinstance(section, dict):
+            if isinstance(section.get("id"), str):
+                sections.add(section["id"])
+            for _, m in _items(section.get("metrics")):
+                if isinstance(m, dict):
+                    keys.update(
+                        k for k in (m.get("key"), *(v for _, v in _items(m.get("members")))) if isinstance(k, str)
+                    )
+    return keys, sections
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a large source allocates millions of objects
+    that form no cycles, and the collector's passes over them took half the load time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def load_manual(root: Path, *, fast: bool = True) -> Manual:
+    """Load and validate everything under root/ranges; raise SourceError with all findings.
+
+    With fast=True the one reader skips recording where each value stood (the same
+    acceptance and meaning); on any finding the source is read again with positions.
+    """
+    with gc_paused():
+        try:
+            return _load(root, fast=fast)
+        except SourceError:
+            if not fast:
+                raise
+        return _load(root, fast=False)
+
+
+# Anchors of the reference page that are not a section's or a note's.
+RESERVED_ANCHORS = {"s-ref-origins": "the table of where the keys come from", "s-ref-sources": "the sources"}
+
+
+def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
+    """The profile files (.yaml or .yml), and a finding for any other file where only sources belong."""
+    found: list[Finding] = []
+    folder = root / PROFILES
+    files = sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []
+    top = (
+        sorted(p for p in (root / "ranges").iterdir() if not p.name.startswith("."))
+        if (root / "ranges").is_dir()
+        else []
+    )
+    for p in top:
+        if p.name != "catalog.yaml" and not p.is_dir():
+            found.append(
+                Finding(
+                    f"ranges/{p.name}",
+                    1,
+                    1,
+                    f"not part of the source: ranges/ holds catalog.yaml and {PROFILES}/; move this file elsewhere",
+                )
+            )
+    profiles = [p for p in files if p.suffix in (".yaml", ".yml")]
+    for p in files:
+        if p not in profiles:
+            found.append(
+                Finding(
+                    f"{PROFILES}/{p.name}",
+                    1,
+                    1,
+                    "not a profile: profiles are .yaml or .yml files; rename it or move it out of this folder",
+                )
+            )
+    return profiles, found
+
+
+def _load(root: Path, *, fast: bool) -> Manual:
+    findings: list[Finding] = []
+    cat_doc, found = read_document(root / CATALOG, CATALOG, fast=fast)
+    findings += found
+    catalog = None
+    if not found:
+        catalog, found = validate(Catalog, cat_doc)
+        findings += found
+        if catalog:
+            findings += _check_catalog(catalog, cat_doc)
+    keys, sections = _catalog_names(cat_doc.data)
+
+    files, found = profile_files(root)
+    findings += found
+    profiles: list[tuple[Profile, Document]] = []
+    for file in files:
+        doc, found = read_document(file, f"{PROFILES}/{file.name}", fast=fast)
+        findings += found
+        if found:
+            continue
+        profile, found = validate(Profile, doc)
+        findings += found + _check_profile(doc.data, doc, keys, sections)
+        if profile:
+            profiles.append((profile, doc))
+
+    seen_profiles: dict[str, str] = {}
+    anchors = dict.fromkeys(RESERVED_ANCHORS, "")
+    anchors.update({s.anchor: f"section {s.id!r} of {CATALOG}" for s in (catalog.sections if catalog else [])})
+    for profile, doc in profiles:
+        if profile.id in seen_profiles:
+            findings.append(
+                doc.finding(("id",), f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}")
+            )
+        seen_profiles[profile.id] = doc.path
+        for i, note in enumerate(profile.notes):
+            # Notes are sections of the reference page: their anchors must be unique on it.
+            if note.anchor in anchors:
+                other = RESERVED_ANCHORS.get(note.anchor) or anchors[note.anchor]
+                findings.append(
+                    doc.finding(
+                        ("notes", i, "id"),
+                        f"note id {note.id!r} gives the anchor {note.anchor!r}, "
+                        f"which {other} already has; choose another id",
+                    )
+                )
+            anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
+    if findings or catalog is None:
+        raise SourceError(findings)
+    ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
+    return Manual(catalog, tuple(ordered))

@@ -1,0 +1,549 @@
+"""Read one YAML file of ranges/ into plain data, remembering where each value stood.
+
+One reader decides what a source is and means. libyaml's event stream is flat (it never
+recurses on the input's depth), and a loop with an explicit stack turns it into data, so
+no input can exhaust Python's or C's stack. Plain scalars are resolved with PyYAML's own
+resolver table, then held to the source's rules: a number is a plain decimal or an
+exponent form, never an octal, hexadecimal, binary, base-60 or underscored one that YAML 1.1
+would silently read as another value. Duplicate keys, tags, anchors, aliases, merge keys,
+dates and non-finite numbers are findings; nothing is ever constructed from a tag.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import ScalarNode
+
+from metrics_manual.diagnostics.finding import Finding
+
+try:  # libyaml is several times faster; the pure-Python parser gives the same events.
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+Loc = tuple[str | int, ...]
+
+MAX_DEPTH = 64  # real sources nest five levels; this only stops hostile input
+MAX_BYTES = 32 * 2**20
+ECHO = 120  # characters of one value a message may quote
+
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_T + n for n in ("str", "int", "float", "bool", "null"))
+# The very table yaml.safe_load resolves plain scalars with (yaml.resolver.Resolver), by first
+# character as BaseResolver.resolve looks it up, with our own tag strings (compared with `is`).
+_CANONICAL = {t: t for t in (_STR, _INT, _FLOAT, _BOOL, _NULL)}
+_WILDCARD = yaml.resolver.Resolver.yaml_implicit_resolvers.get(None, [])
+_IMPLICIT = {
+    first: tuple((_CANONICAL.get(tag, tag), regexp) for tag, regexp in [*resolvers, *_WILDCARD])
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    if first is not None
+}
+_NO_RESOLVERS = tuple((_CANONICAL.get(tag, tag), regexp) for tag, regexp in _WILDCARD)
+
+
+def _resolve(value: str) -> str:
+    """The tag PyYAML gives the plain scalar `value` (what BaseResolver.resolve does, minus its
+    generality: a plain, untagged scalar), several times faster."""
+    for tag, regexp in _IMPLICIT.get(value[:1], _NO_RESOLVERS):
+        if regexp.match(value):
+            return tag
+    return _STR
+
+
+_CONSTRUCT = yaml.constructor.SafeConstructor()  # only to show in a hint what YAML 1.1 would have read
+# What the source accepts of the forms PyYAML resolves as numbers and booleans.
+_DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_DECIMAL_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?\Z")
+# YAML 1.1 reads `1e-3`, `1.0e3` (it wants a dot and a sign) and `-.5` as strings; a user means numbers.
+_NUMBER_AS_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+\Z|[-+]\.[0-9]+\Z")
+_DECIMAL_COMMA = re.compile(r"[-+]?[0-9]+,[0-9]+\Z")
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_QUOTED = re.compile(rf"'(?:[^'\\\n]|\\.){{{ECHO + 1},}}'|\"(?:[^\"\\\n]|\\.){{{ECHO + 1},}}\"")  # a long repr()
+
+
+def clip(text: str, limit: int = ECHO) -> str:
+    """`text` cut to `limit` characters: what a message may echo of one value."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _shown(value: str) -> str:
+    return repr(clip(value))
+
+
+@dataclass
+class Document:
+    """The data of one file and the 1-based (line, col) of each value and key in it."""
+
+    path: str
+    data: Any
+    values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+
+    def where(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
+        """Position of the deepest part of `loc` that exists in the data.
+
+        Parts that are not in the data (such as the tag of a union that a validator
+        inserts) are skipped, so a validator's location maps to the nearest value.
+        """
+        found: Loc = ()
+        node = self.data
+        for part in loc:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                continue
+            found = (*found, part)
+        if key and found in self.keys:
+            return self.keys[found]
+        return self.values.get(found, (1, 1))
+
+    def finding(self, loc: Loc, message: str, *, key: bool = False) -> Finding:
+        line, col = self.where(loc, key=key)
+        if len(message) > 2 * ECHO:  # a validator may quote a whole value: keep a bit of it and the hint after it
+            message = _QUOTED.sub(lambda m: m.group()[: ECHO + 1] + "…" + m.group()[0], message)
+            if len(message) > 4 * ECHO:
+                message = message[:ECHO] + "…" + message[-ECHO:]
+        return Finding(self.path, line, col, message)
+
+
+def _tag(tag: str) -> str:
+    return tag.replace(_T, "!!")
+
+
+def _yaml11_value(tag: str, value: str) -> Any:
+    """What yaml.safe_load makes of a plain scalar (for hints)."""
+    return _CONSTRUCT.construct_object(ScalarNode(tag, value))
+
+
+def _as_read(tag: str, value: str) -> str:
+    """ " (15)": the value YAML 1.1 reads, for a hint; nothing for a long one."""
+    if len(value) > 24:
+        return ""
+    try:
+        return f" ({_yaml11_value(tag, value)})"
+    except ValueError:  # PyYAML's own constructor fails on a few, such as `0b_`
+        return ""
+
+
+def _number_form(value: str, tag: str) -> str:
+    """Why a plain scalar that YAML 1.1 reads as a number is not one the source accepts."""
+    digits = value.lstrip("+-")
+    if ":" in value:
+        return f"{_shown(value)} reads as a base-60 number{_as_read(tag, value)} in YAML 1.1; quote it if it is text"
+    if digits[:2] in ("0x", "0X"):
+        return f"{_shown(value)} is a hexadecimal number; write it in decimal{_as_read(tag, value)}"
+    if digits[:2] in ("0b", "0B"):
+        return f"{_shown(value)} is a binary number; write it in decimal{_as_read(tag, value)}"
+    if digits[:1] == "0" and tag == _INT:
+        return (
+            f"{_shown(value)} reads as an octal number{_as_read(tag, value)} in YAML 1.1; "
+            "write it without the leading zero, or quote it if it is text"
+        )
+    if "_" in value:
+        return f"{_shown(value)} has underscores, which YAML 1.1 drops; write {clip(value.replace('_', ''))}"
+    return f"{_shown(value)} is not a plain decimal number; write it like 12, -3, 0.35 or 1.0e-3"
+
+
+class _Reader:
+    """Builds the data of one document from libyaml's events, collecting findings on the way."""
+
+    def __init__(self, doc: Document, positions: bool) -> None:
+        self.doc = doc
+        self.positions = positions
+        self.findings: list[Finding] = []
+        self.anchors: set[str] = set()
+        self.root_mark: Any = None
+
+    def error(self, mark: Any, message: str) -> None:
+        self.findings.append(Finding(self.doc.path, mark.line + 1, mark.column + 1, message))
+
+    def resolve(self, value: str) -> str:
+        tag = _TAGS.get(value)
+        if tag is None:
+            if len(_TAGS) >= _CACHED:
+                _TAGS.clear()
+            tag = _TAGS[value] = _resolve(value)
+        return tag
+
+    def scalar(self, ev: ScalarEvent, field: Any) -> Any:
+        """The value of a scalar that is not a mapping key; `field` is its key, if any."""
+        value = ev.value
+        if ev.anchor is not None:
+            self.anchor(ev)
+        if ev.tag is not None:
+            self.error(
+                ev.start_mark,
+                f"YAML tag {_tag(ev.tag)!r} is not allowed; only plain strings, numbers, booleans, lists and mappings are",
+            )
+            return None
+        if not ev.implicit[0]:  # quoted or block text
+            return value
+        before = len(self.findings)
+        data = self.plain_value(ev, self.resolve(value), _prefix(field))
+        if len(self.findings) == before:
+            if len(_PLAIN) >= _CACHED:
+                _PLAIN.clear()
+            _PLAIN[value] = data
+        return data
+
+    def plain_value(self, ev: ScalarEvent, tag: str, field: str) -> Any:
+        value = ev.value
+        if tag == _STR:
+            if _NUMBER_AS_TEXT.match(value):
+                return self.finite(ev, field, float(value))
+            if _DECIMAL_COMMA.match(value):
+                self.comma(ev.start_mark, field, value)
+                return None
+            return value
+        if tag == _INT:
+            if _DECIMAL_INT.match(value):
+                return int(value)
+        elif tag == _FLOAT:
+            if value.lstrip("+-").lower() in (".inf", ".nan"):
+                return self.finite(ev, field, math.inf)
+            if _DECIMAL_FLOAT.match(value):
+                return self.finite(ev, field, float(value))
+        elif tag == _NULL:
+            return None
+        elif tag == _BOOL:
+            if value in _BOOLS:
+                return _BOOLS[value]
+            truth = "true" if _yaml11_value(tag, value) else "false"
+            self.error(
+                ev.start_mark,
+                f"{field}{_shown(value)} reads as a boolean ({truth}) in YAML 1.1; "
+                f"write {truth}, or quote it if it is text",
+            )
+            return None
+        elif tag == _T + "timestamp":
+            self.error(ev.start_mark, f"{_shown(value)} reads as a date; quote it to make it a string")
+            return None
+        else:  # `=` and `<<` as values: YAML 1.1 gives them meanings of their own
+            self.error(
+                ev.start_mark, f"{field}{_shown(value)} has a meaning of its own in YAML 1.1 ({_tag(tag)}); quote it"
+            )
+            return None
+        self.error(ev.start_mark, field + _number_form(value, tag))
+        return None
+
+    def finite(self, ev: ScalarEvent, field: str, number: float) -> float | None:
+        if math.isfinite(number):
+            return number
+        self.error(ev.start_mark, f"{field}{_shown(ev.value)} is not a finite number; ranges must be finite")
+        return None
+
+    def comma(self, mark: Any, field: str, text: str) -> None:
+        self.error(
+            mark,
+            f"{field}{_shown(text)} looks like a number with a decimal comma; "
+            f"write {clip(text.replace(',', '.'))}, or quote it if it is text",
+        )
+
+    def key(self, ev: Any, mapping: dict[str, Any], loc: Loc | None, last: Any) -> Any:
+        """The key a mapping entry starts with, or _SKIP when the entry is refused; `last` is
+        the scalar read before it."""
+        if type(ev) is not ScalarEvent:
+            self.error(ev.start_mark, "mapping keys must be plain strings, not a collection; quote the key")
+            return _SKIP
+        key = ev.value
+        if ev.anchor is not None:
+            self.anchor(ev)
+        if ev.tag is not None:
+            self.error(ev.start_mark, f"YAML tag {_tag(ev.tag)!r} is not allowed on a key; quote the key")
+            return _SKIP
+        tag = _STR if not ev.implicit[0] else self.resolve(key)
+        if tag != _STR and key != "<<":
+            # `{min: 0,35}`: YAML reads `min: 0` and a key `35`
+            if tag in (_INT, _FLOAT) and mapping and _number_just_before(last, ev.start_mark):
+                self.comma(last.start_mark, _prefix(next(reversed(mapping))), f"{last.value},{key}")
+            else:
+                self.error(
+                    ev.start_mark, f"mapping keys must be plain strings, not a {tag.replace(_T, '')}; quote the key"
+                )
+            return _SKIP
+        if key == "<<":
+            self.error(ev.start_mark, "merge keys (<<) are not supported here; write the values out")
+            return _SKIP
+        if key in mapping:
+            first = self.doc.keys.get((*loc, key)) if loc is not None else None
+            where = f" (first defined at line {first[0]}, column {first[1]})" if first else ""
+            self.error(ev.start_mark, f"duplicate key {_shown(key)}{where}")
+            return _SKIP
+        if loc is not None:
+            start: Any = ev.start_mark
+            self.doc.keys[(*loc, key)] = (start.line + 1, start.column + 1)
+        return key
+
+    def anchor(self, ev: Any) -> None:
+        self.anchors.add(ev.anchor)
+        self.error(ev.start_mark, "anchors and aliases (&name, *name) are not supported here; write the value out")
+
+    def alias(self, ev: AliasEvent) -> None:
+        if ev.anchor not in self.anchors:  # the anchor got its finding already
+            self.anchor(ev)
+
+    def read(self, loader: Any) -> Any:
+        """The data of the one document in `loader`'s stream (_EMPTY if there is none)."""
+        get = loader.get_event
+        positions = self.positions
+        values, keys = self.doc.values, self.doc.keys
+        plain, tags = _PLAIN, _TAGS
+        # The open collection lives in locals (the hot loop reads them for every event): `cont`
+        # is the list or dict, `loc` its path from the top (kept only when positions are
+        # recorded; None for the list that receives the top value), `pend` what a mapping waits
+        # for: _KEY a key, a key its value, _SKIPKEY the end of a refused key, _SKIP the value
+        # of a refused entry; None for a list. `stack` keeps the enclosing ones.
+        top: list[Any] = []
+        cont: Any = top
+        loc: Any = None  # Loc or None
+        pend: Any = None
+        stack: list[tuple[Any, Loc | None, Any]] = []
+        last: Any = None  # the last scalar: a key after it may be the rest of a decimal comma
+        documents = 0
+        while True:
+            ev = get()
+            kind = type(ev)
+            if kind is ScalarEvent:
+                if pend is _KEY:
+                    key = ev.value
+                    # The common case inline: a plain key that PyYAML resolves as a string, new here.
+                    if (
+                        tags.get(key) is _STR
+                        and ev.implicit[0]
+                        and ev.tag is None
+                        and ev.anchor is None
+                        and key not in cont
+                    ):
+                        pend = key
+                        if positions:
+                            keys[(*loc, key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                    else:
+                        pend = self.key(ev, cont, loc if positions else None, last)
+                    last = ev
+                    continue
+                if positions:
+                    here = () if loc is None else (*loc, pend if pend is not None else len(cont))
+                    values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                if ev.implicit[0] and ev.tag is None and ev.anchor is None:
+                    value = plain.get(ev.value, _MISS)
+                    if value is _MISS:
+                        value = self.scalar(ev, pend)
+                elif ev.tag is None and ev.anchor is None:
+                    value = ev.value
+                else:
+                    value = self.scalar(ev, pend)
+                last = ev
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                value = cont
+                cont, loc, pend = stack.pop()
+                if pend is _SKIPKEY:
+                    pend = _SKIP
+                    continue
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                here = None
+                if pend is _KEY:  # a collection as a key: read it only to skip it
+                    self.key(ev, cont, None, None)
+                    pend = _SKIPKEY
+                    if positions:
+                        here = (*loc, -1)  # no value ever sits at index -1 of a mapping
+                elif cont is top:
+                    self.root_mark = ev.start_mark
+                    here = ()
+                elif positions:
+                    here = (*loc, pend if pend is not None else len(cont))
+                    values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                if ev.anchor is not None:
+                    self.anchor(ev)
+                if ev.tag is not None:
+                    what = "list" if kind is SequenceStartEvent else "mapping"
+                    self.error(ev.start_mark, f"YAML tag {_tag(ev.tag)!r} is not allowed; use a plain {what}")
+                if len(stack) >= MAX_DEPTH:  # stop here: reading on would only nest deeper
+                    self.error(
+                        ev.start_mark, f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few"
+                    )
+                    return None
+                stack.append((cont, loc, pend))
+                if kind is MappingStartEvent:
+                    cont, loc, pend = {}, here, _KEY
+                else:
+                    cont, loc, pend = [], here, None
+                continue
+            elif kind is AliasEvent:
+                self.alias(ev)
+                if pend is _KEY:
+                    pend = _SKIP
+                    continue
+                value = None
+            elif kind is DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    self.error(
+                        ev.start_mark,
+                        "invalid YAML: expected a single document in the stream but found another document",
+                    )
+                    return top[0] if top else None
+                continue
+            elif kind is StreamEndEvent:
+                return (top[0] if top else None) if documents else _EMPTY
+            else:
+                continue
+            if pend is None:
+                cont.append(value)
+            else:
+                if pend is not _SKIP:
+                    cont[pend] = value
+                pend = _KEY
+
+
+def _number_just_before(last: Any, mark: Any) -> bool:
+    """Whether `last` is a plain whole number that ends one comma before `mark`."""
+    if not isinstance(last, ScalarEvent) or not last.implicit[0] or not last.value.isdigit():
+        return False
+    end: Any = last.end_mark
+    return bool(end.line == mark.line and end.column + 1 == mark.column)
+
+
+def _prefix(field: Any) -> str:
+    return f"{field}: " if isinstance(field, str) else ""
+
+
+_KEY, _SKIPKEY, _SKIP, _EMPTY, _MISS = object(), object(), object(), object(), object()
+# Plain scalar -> its tag in PyYAML's table, and -> its value where it gave no finding: pure
+# functions of the text, shared by every file (metric keys and numbers repeat across profiles).
+_TAGS: dict[str, str] = {}
+_PLAIN: dict[str, Any] = {}
+_CACHED = 2**16  # entries; then the cache starts over, so memory stays flat
+
+
+def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Document, list[Finding]]:
+    """The data of YAML `text` and every finding; `display` is the path that findings name.
+
+    positions=False skips recording where each value stood (findings of the reader keep
+    theirs): for a source that is expected to validate.
+    """
+    doc = Document(display, None)
+    reader = _Reader(doc, positions)
+    loader = _Loader(text)
+    try:
+        data = reader.read(loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        return doc, [*reader.findings, Finding(display, line, col, f"invalid YAML: {problem}")]
+    except yaml.YAMLError as exc:
+        return doc, [*reader.findings, Finding(display, 1, 1, f"invalid YAML: {clip(str(exc))}")]
+    finally:
+        loader.dispose()
+    if data is _EMPTY:
+        return doc, [Finding(display, 1, 1, "file is empty; it must hold a YAML mapping")]
+    doc.data = data
+    if not reader.findings and not isinstance(data, dict):
+        mark = reader.root_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        reader.findings.append(Finding(display, line, col, "the file must hold a YAML mapping at the top"))
+    return doc, reader.findings
+
+
+def byte_position(raw: bytes, at: int) -> tuple[int, int]:
+    """1-based line and column of byte `at`."""
+    return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file but {kind}; ranges/ holds only YAML files"
+
+
+def read_bytes(file: Path, root: Path | None = None) -> tuple[bytes | None, str]:
+    """The bytes of `file`, or None and why not: only a regular file inside `root`, of at
+    most MAX_BYTES, is read (a link out of the project, a pipe or a device never is)."""
+    try:
+        if root is not None and not file.resolve(strict=True).is_relative_to(root.resolve()):
+            return None, "the file is a link to a place outside the project; only files inside it are read"
+        st = os.stat(file)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python < 3.13
+        return None, f"cannot read file: {getattr(exc, 'strerror', None) or 'symbolic link loop'}"
+    if (why := _not_regular(st.st_mode)) or (why := _too_large(st.st_size)):
+        return None, why
+    try:  # O_NONBLOCK: should the file turn into a pipe after the check, opening it still returns at once
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror}"
+    with open(fd, "rb", closefd=True) as f:
+        st = os.fstat(fd)
+        if (why := _not_regular(st.st_mode)) or (why := _too_large(st.st_size)):
+            return None, why
+        try:
+            raw = f.read(MAX_BYTES + 1)
+        except OSError as exc:
+            return None, f"cannot read file: {exc.strerror}"
+    return (None, _too_large(len(raw)) or "") if len(raw) > MAX_BYTES else (raw, "")
+
+
+def _too_large(size: int) -> str | None:
+    if size <= MAX_BYTES:
+        return None
+    return f"the file has {size:,} bytes; a source file may have at most {MAX_BYTES:,}"
+
+
+def _decode(file: Path, display: str, root: Path | None) -> tuple[str | None, list[Finding]]:
+    raw, why = read_bytes(file, root)
+    if raw is None:
+        return None, [Finding(display, 1, 1, why)]
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff"), []
+    except UnicodeDecodeError as exc:
+        line, col = byte_position(raw, exc.start)
+        return None, [Finding(display, line, col, f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8")]
+
+
+def read_document(
+    file: Path, display: str, *, fast: bool = False, root: Path | None = None
+) -> tuple[Document, list[Finding]]:
+    """Read `file`; `display` is the path used in findings (relative to the project root).
+
+    With fast=True the values' positions are not recorded: whether the file is accepted,
+    and what it means, are the same; read again without fast to place a validator's findings.
+    `root`, when given, is the project: a file that resolves outside it is not read.
+    """
+    if root is None:  # `display` is relative to the project: the root is as many levels up
+        root = file.parents[len(Path(display).parts) - 1] if display and not Path(display).is_absolute() else None
+    text, findings = _decode(file, display, root)
+    if text is None:
+        return Document(display, None), findings
+    doc, findings = read_yaml(text, display, positions=not fast)
+    if findings and fast:  # the same reader again, to say where a duplicate key was first defined
+        doc, findings = read_yaml(text, display)
+    return doc, findings
