@@ -1,10 +1,12 @@
 """Shared fixtures: tiny projects in a temp dir, tools that CI must have, golden files."""
+
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -104,10 +106,46 @@ def repo_copy(tmp_path: Path) -> Path:
     return copy_repo(tmp_path / "manual")
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed command, as a user runs it (a real process: exit codes and stderr)."""
-    return subprocess.run([sys.executable, "-m", "metrics_manual", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+@dataclass(frozen=True)
+class Ran:
+    """What a command gave: its exit code and what it printed (the shape of subprocess.CompletedProcess)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> Ran:
+    """The command, called in-process as click calls it (exit code, stdout and stderr apart).
+
+    An exception that escapes the command is raised here: a traceback fails the test. The few
+    tests that need a real process (a kill, `python -m`) use `run_process`.
+    """
+    from click.testing import CliRunner
+
+    from metrics_manual.cli.main import main
+
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = CliRunner().invoke(main, list(args), catch_exceptions=True)
+    finally:
+        os.chdir(here)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def run_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command in a real process, as a user runs it (for the few smoke tests)."""
+    return subprocess.run(
+        [sys.executable, "-m", "metrics_manual", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 def require_tool(path: str) -> str:
@@ -140,6 +178,8 @@ def golden(request: pytest.FixtureRequest):
             path.write_bytes(text.encode("utf-8"))
             return
         assert path.exists(), f"no golden file {path}; run pytest --update-golden and review the diff"
-        assert text == path.read_bytes().decode("utf-8"), f"{name} differs from its golden file; if intended, run pytest --update-golden"
+        assert text == path.read_bytes().decode("utf-8"), (
+            f"{name} differs from its golden file; if intended, run pytest --update-golden"
+        )
 
     return compare
