@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.disk.files import Plan, apply, locked, plan, recover
 from metrics_manual.exports.formats import export_document, render_exports, source_schemas
@@ -28,7 +29,7 @@ def site_url(root: Path) -> str | None:
         with path.open("rb") as fh:
             config = yaml_load(fh, loader=get_yaml_loader(config=MkDocsConfig(config_file_path=str(path))))
     except (OSError, ConfigurationError) as exc:
-        raise SourceError([Finding("mkdocs.yml", 1, 1, f"cannot read it: {exc}")]) from None
+        raise SourceError([Finding("mkdocs.yml", 1, 1, f"cannot read it: {exc}", code=codes.SITE_CONFIG)]) from None
     url = config.get("site_url")
     return url if isinstance(url, str) and url else None
 

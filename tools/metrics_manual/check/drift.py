@@ -13,6 +13,7 @@ from pathlib import Path
 from metrics_manual.build import generate
 from metrics_manual.check.readback import REFERENCE, reference_findings
 from metrics_manual.check.rejudge import rejudge
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.disk.files import MANIFEST, Plan, locked, plan, read_text, recover
 from metrics_manual.exports.formats import EXPORT_DIR
@@ -64,22 +65,31 @@ def plan_findings(root: Path, todo: Plan) -> list[Finding]:
     out: list[Finding] = list(todo.refused) + list(todo.kept)
     for rel, text in todo.write.items():
         if rel in todo.missing:
-            out.append(Finding(rel, 1, 1, f"generated file is missing; {FIX}"))
+            out.append(Finding(rel, 1, 1, f"generated file is missing; {FIX}", code=codes.GENERATED_MISSING))
             continue
         current = read_text(root / rel) or ""
         line = next(
             (i for i, (x, y) in enumerate(zip(current.splitlines(), text.splitlines()), 1) if x != y),
             min(current.count("\n"), text.count("\n")) + 1,
         )
+        code = codes.HAND_EDITED if rel in todo.hand_edited else codes.GENERATED_OUT_OF_DATE
         if rel in todo.hand_edited:
             why = f"generated file was edited by hand; edit ranges/ or templates/ instead and {FIX}"
         elif rel == MANIFEST:
             why = f"list of generated files is out of date; {FIX}"
         else:
             why = f"generated file is out of date; {FIX}"
-        out.append(Finding(rel, line, 1, why, diff=short_diff(rel, current, text)))
+        out.append(Finding(rel, line, 1, why, diff=short_diff(rel, current, text), code=code))
     for rel in todo.remove:
-        out.append(Finding(rel, 1, 1, f"stray generated file: build no longer makes it; {FIX} to remove it"))
+        out.append(
+            Finding(
+                rel,
+                1,
+                1,
+                f"stray generated file: build no longer makes it; {FIX} to remove it",
+                code=codes.STRAY_GENERATED,
+            )
+        )
     return out
 
 
@@ -95,6 +105,7 @@ def foreign_exports(root: Path, files: dict[str, str]) -> list[Finding]:
             1,
             "file in the export folder that build does not make; move it out of "
             f"{EXPORT_DIR}/ (build never deletes a file it did not write)",
+            code=codes.FOREIGN_EXPORT,
         )
         for rel in sorted(p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file())
         if rel not in files
@@ -118,7 +129,11 @@ def unknown_keys(known: set[str], rel: str, text: str) -> list[Finding]:
             col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
             out.append(
                 Finding(
-                    rel, line, col, f"unknown metric {word!r}: not in ranges/catalog.yaml" + did_you_mean(word, known)
+                    rel,
+                    line,
+                    col,
+                    f"unknown metric {word!r}: not in ranges/catalog.yaml" + did_you_mean(word, known),
+                    code=codes.UNKNOWN_METRIC_IN_PAGE,
                 )
             )
     return out

@@ -18,7 +18,8 @@ from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.cli.derive import derive_command
 from metrics_manual.cli.judge import judge_command
-from metrics_manual.diagnostics.finding import ManualError, errors, report
+from metrics_manual.diagnostics.finding import ManualError, errors
+from metrics_manual.diagnostics.report import report
 from metrics_manual.disk.files import write_file
 from metrics_manual.exports.formats import FORMATS, export_text
 from metrics_manual.source.load import load_manual
@@ -94,7 +95,7 @@ def check(root: str | None, fmt: str) -> None:
         click.echo(report(findings, fmt))
     bad = errors(findings)
     if fmt == "text":
-        rebuild = any("metrics-manual build" in f.message for f in bad)  # else: fix ranges/ or the captures
+        rebuild = any(f.code.rebuild for f in bad)  # else: fix ranges/ or the captures
         click.echo(
             f"{len(bad)} problem(s)" + (": run `metrics-manual build` to regenerate files" if rebuild else "")
             if bad

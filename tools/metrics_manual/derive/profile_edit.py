@@ -19,6 +19,7 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.tokens import CommentToken
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError
 
 # mapping indent, sequence indent, offset of the dash: the styles people write by hand.
@@ -172,9 +173,11 @@ class ProfileFile:
         try:
             data = _yaml(_INDENTS[0]).load(text)
         except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
-            raise SourceError([Finding(display, 1, 1, f"cannot read for editing: {exc.__class__.__name__}")]) from None
+            why = f"cannot read for editing: {exc.__class__.__name__}"
+            raise SourceError([Finding(display, 1, 1, why, code=codes.UNREADABLE_FILE)]) from None
         if not isinstance(data, CommentedMap):
-            raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
+            why = "the file must hold a YAML mapping at the top"
+            raise SourceError([Finding(display, 1, 1, why, code=codes.NOT_A_MAPPING)])
         self.data = data
         # The indentation whose dump is closest to the file; new entries are written with it.
         best: tuple[int, YAML, str] | None = None

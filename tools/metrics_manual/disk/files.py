@@ -28,7 +28,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from metrics_manual.diagnostics.finding import Finding, ManualError, shown
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.text import shown
 
 OUT = "docs"
 MANIFEST = f"{OUT}/.generated.json"
@@ -39,6 +41,8 @@ OLD = ".old"  # inside STAGING: hard links to the files being replaced
 
 class WriteError(ManualError):
     """Build cannot write where it must (a symlink, a read-only folder); the old files stand."""
+
+    code = codes.WRITE_FAILED
 
 
 def digest(text: str) -> str:
@@ -94,10 +98,19 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return {}, [
-            Finding(MANIFEST, 1, 1, f"not valid JSON ({shown(str(exc))}); build rewrites it", severity="warning")
+            Finding(
+                MANIFEST,
+                1,
+                1,
+                f"not valid JSON ({shown(str(exc))}); build rewrites it",
+                severity="warning",
+                code=codes.MANIFEST_UNREADABLE,
+            )
         ]
     if not isinstance(data, dict):
-        return {}, [Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", severity="warning")]
+        return {}, [
+            Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", "warning", code=codes.MANIFEST_UNREADABLE)
+        ]
     good: dict[str, str] = {}
     refused: list[Finding] = []
     for rel, sha in data.items():
@@ -107,7 +120,12 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         if why:
             refused.append(
                 Finding(
-                    MANIFEST, 1, 1, f"entry {shown(rel)} is ignored: {why}; build never touches it", severity="warning"
+                    MANIFEST,
+                    1,
+                    1,
+                    f"entry {shown(rel)} is ignored: {why}; build never touches it",
+                    severity="warning",
+                    code=codes.MANIFEST_ENTRY_IGNORED,
                 )
             )
         else:
@@ -140,7 +158,7 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
     for rel, text in everything.items():
         why = inside_out(root, rel) if rel != MANIFEST else None
         if why:
-            out.refused.append(Finding(rel, 1, 1, f"build will not write here: {why}"))
+            out.refused.append(Finding(rel, 1, 1, f"build will not write here: {why}", code=codes.WRITE_REFUSED))
             continue
         current = read_text(root / rel)
         if current == text:
@@ -165,6 +183,7 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
                     1,
                     "stray file: build no longer makes it, and it was edited since build "
                     "wrote it, so build keeps it; delete it yourself if it is not needed",
+                    code=codes.STRAY_EDITED,
                 )
             )
     return out

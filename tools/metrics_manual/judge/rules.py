@@ -24,7 +24,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.series import Run
@@ -436,11 +435,6 @@ def _one(
     verdict, failing, reason, tolerance = RULES[e.kind](case)
     judged = len(covered) if isinstance(e, Presence) else len(points)
     return result(verdict, judged, reason, _observed(points), failing, tolerance)
-
-
-def findings(j: Judgement) -> list[Finding]:
-    """The reading problems back as findings, for printing."""
-    return [Finding(p.path, p.line, p.col, p.message, p.severity) for p in j.problems]
 
 
 VERDICT_SCHEMA = "docs/export/verdict.schema.json"
