@@ -295,3 +295,29 @@ def test_github_annotations_escape_every_property() -> None:
 
     finding = Finding("docs/a,b:c%.md", 3, 1, "bad: 100%\nnext line")
     assert report([finding], "github") == "::error file=docs/a%2Cb%3Ac%25.md,line=3,col=1::bad: 100%25%0Anext line"
+
+
+def test_changed_drawing_reads_as_one_line() -> None:
+    from metrics_manual.check.drift import short_diff
+
+    svg = '<div class="mm-figure"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 480 58">{}</svg></div>\n'
+    head = "### [`train/grad_norm`](#m) {#m .mm-key}\n\nmeaning\n"
+    old = head + svg.format("<rect x='1'/>" * 300) + "after\n"
+    new = old.replace("<rect x='1'/>", "<rect x='2'/>").replace("meaning", "a meaning")
+    diff = short_diff("docs/reference/metrics.md", old, new)
+    assert "<svg" not in diff and "rect" not in diff
+    assert "~ drawing of train/grad_norm changed\n" in diff
+    assert "-meaning\n+a meaning\n" in diff
+    # A drawing added or removed (not changed in place) is still one line, named.
+    assert "+drawing of train/grad_norm (inline SVG)\n" in short_diff("f", head + "after\n", old)
+
+
+def test_drift_of_a_widened_band_is_a_short_report(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
+    result = check(tiny)
+    assert result.returncode == 1
+    assert "<svg" not in result.stdout
+    drawn = [line for line in result.stdout.splitlines() if line.startswith("~ drawing of ")]
+    assert drawn, result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 300  # no line of inline SVG

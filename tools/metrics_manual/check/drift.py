@@ -50,14 +50,47 @@ def short_diff(rel: str, old: str, new: str) -> str:
         out.append(f"@@ -{lo + i1 + 1},{i2 - i1} +{lo + j1 + 1},{j2 - j1} @@\n")
         for tag, ia, ib, ja, jb in group:
             if tag == "equal":
-                out += [" " + line for line in win_a[ia:ib]]
+                out += [" " + _line(a, lo + i) for i in range(ia, ib)]
                 continue
-            out += ["-" + line for line in win_a[ia:ib]] + ["+" + line for line in win_b[ja:jb]]
+            out += _changed(a, lo + ia, lo + ib, b, lo + ja, lo + jb)  # whole files: a drawing's heading is above
     rest = len(groups) - DIFF_HUNKS
     if rest > 0 or cut:
         changed = max(len(mid_a), len(mid_b))
         out.append(f"… {'more hunks' if cut else f'{rest} more hunk(s)'} not shown ({changed} changed lines in all)\n")
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+_SVG = re.compile(r"<svg[\s>]")
+_HEADING_KEY = re.compile(r"`([^`]+)`")
+_LOOK_BACK = 40  # lines from a drawing up to its metric's heading
+
+
+def _drawing(lines: list[str], i: int) -> str | None:
+    """What the drawing on line `i` shows ("drawing of train/grad_norm"); None if the line is no drawing.
+
+    A drawing is one line of inline SVG thousands of characters long: a diff names it instead."""
+    if not _SVG.search(lines[i]):
+        return None
+    for j in range(i - 1, max(-1, i - 1 - _LOOK_BACK), -1):
+        if lines[j].startswith("#"):
+            heading = lines[j].lstrip("#").split("{#")[0].strip()
+            key = _HEADING_KEY.search(heading)
+            return f"drawing of {key.group(1) if key else heading}"
+    return "drawing"
+
+
+def _line(lines: list[str], i: int) -> str:
+    drawing = _drawing(lines, i)
+    return lines[i] if drawing is None else f"{drawing} (inline SVG)\n"
+
+
+def _changed(a: list[str], ia: int, ib: int, b: list[str], ja: int, jb: int) -> list[str]:
+    """The diff lines of one changed block; a drawing changed in place reads as one line."""
+    pairs = [(i, j) for i, j in zip(range(ia, ib), range(ja, jb)) if (d := _drawing(a, i)) and d == _drawing(b, j)]
+    same_a, same_b = {i for i, _ in pairs}, {j for _, j in pairs}
+    out = ["-" + _line(a, i) for i in range(ia, ib) if i not in same_a]
+    out += ["+" + _line(b, j) for j in range(ja, jb) if j not in same_b]
+    return out + [f"~ {_drawing(a, i)} changed\n" for i, _ in pairs]
 
 
 def plan_findings(root: Path, todo: Plan) -> list[Finding]:
