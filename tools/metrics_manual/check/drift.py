@@ -147,6 +147,9 @@ def foreign_exports(root: Path, files: dict[str, str]) -> list[Finding]:
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# Looser than the model's METRIC_KEY_PATTERN on purpose: a misspelt key (any word characters, a `*`)
+# must still be taken for a key, to be named as unknown.
+_LOOKS_LIKE_KEY = re.compile(r"[\w/@.\-*]+")
 
 
 def unknown_keys(known: set[str], rel: str, text: str) -> list[Finding]:
@@ -157,7 +160,7 @@ def unknown_keys(known: set[str], rel: str, text: str) -> list[Finding]:
     for match in _CODE_SPAN.finditer(text):
         word = match.group(1).strip()
         head, _, rest = word.partition("/")
-        if head in namespaces and rest and re.fullmatch(r"[\w/@.\-*]+", word) and word not in known:
+        if head in namespaces and rest and _LOOKS_LIKE_KEY.fullmatch(word) and word not in known:
             line = text.count("\n", 0, match.start()) + 1
             col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
             out.append(

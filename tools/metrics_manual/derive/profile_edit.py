@@ -21,6 +21,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.exports.formats import yaml_float
 
 # mapping indent, sequence indent, offset of the dash: the styles people write by hand.
 _INDENTS = [
@@ -38,13 +39,7 @@ class Number(float):
     """
 
     def yaml_text(self) -> str:
-        text = repr(float(self))
-        if "e" in text:
-            mantissa, exp = text.split("e")
-            mantissa += "" if "." in mantissa else ".0"
-            exp = exp if exp[0] in "+-" else "+" + exp
-            text = f"{mantissa}e{exp}"
-        return text
+        return yaml_float(float(self))
 
 
 def _represent_number(rep: RoundTripRepresenter, value: Number) -> Any:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -195,6 +194,10 @@ def locked(root: Path) -> Iterator[None]:
     out = root / OUT
     if out.is_symlink():
         raise WriteError(f"{OUT}/ is a symlink; build writes only into a real {OUT}/ folder")
+    # Imported here: fcntl is POSIX-only, and the rest of this module (the plan, single writes, used
+    # by `export -o` and by check's planning) must import wherever Python runs.
+    import fcntl
+
     out.mkdir(exist_ok=True)
     fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:

@@ -80,7 +80,8 @@ def metric_url(site_url: str | None, anchor: str) -> str | None:
 
 def _plain(doc: ProfileExport) -> dict[str, Any]:
     # pydantic's Rust serializer is many times faster than model_dump + json.dumps.
-    return json.loads(doc.model_dump_json(exclude_none=True))
+    data: dict[str, Any] = json.loads(doc.model_dump_json(exclude_none=True))
+    return data
 
 
 def to_json(doc: ProfileExport) -> str:
@@ -98,6 +99,15 @@ def _key(k: str) -> str:
     return k if _PLAIN_KEY.fullmatch(k) and k not in _YAML_WORDS else _scalar(k) if k else '""'
 
 
+def yaml_float(v: float) -> str:
+    """A finite float as both YAML 1.1 (PyYAML, the source's reader) and 1.2 read it: Python's
+    shortest repr, with a dot in the mantissa and a signed exponent (1e-05 -> 1.0e-05), since
+    YAML 1.1 reads 1e-05 as a string."""
+    text = repr(v)
+    mantissa, e, exp = text.partition("e")
+    return f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exp if exp[0] in '+-' else '+' + exp}" if e else text
+
+
 @functools.lru_cache(maxsize=65536, typed=True)  # keys and kinds repeat on every range
 def _scalar(v: Any) -> str:
     if v is None:
@@ -107,14 +117,9 @@ def _scalar(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        text = repr(v)
-        mantissa, e, exp = text.partition("e")
-        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent.
-        return (
-            f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exp if exp[0] in '+-' else '+' + exp}" if e else text
-        )
+        return yaml_float(v)
     if _PLAIN_STR.fullmatch(v) and v.lower() not in _YAML_WORDS and ": " not in v and " #" not in v:
-        return v
+        return str(v)
     # A JSON string is a YAML double-quoted scalar, once the characters YAML may not hold raw are escaped.
     return _NOT_YAML_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(v, ensure_ascii=False))
 

@@ -74,7 +74,7 @@ def _tell_terminal(message: str) -> None:
         print(f"ERROR    -  {message}", file=sys.stderr)
 
 
-class MetricsManualPlugin(BasePlugin):
+class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]  # MkDocs' untyped generic base
     def __init__(self) -> None:
         self.manual: Manual | None = None
         self.root = Path(".")

@@ -18,6 +18,7 @@ from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
 from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.site.fieldref import field_reference
 from metrics_manual.source.load import Manual
@@ -144,7 +145,13 @@ def render_pages(manual: Manual, root: Path, captured: Mapping[str, Mapping[str,
     """
     templates = root / "templates"
     env = environment(templates)
-    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
+    context = {
+        "manual": manual,
+        "catalog": manual.catalog,
+        "profiles": manual.profiles,
+        "fields": field_reference(),
+        "finding_codes": list(CODES.values()),
+    }
     context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():

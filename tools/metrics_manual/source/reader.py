@@ -66,7 +66,7 @@ def _resolve(value: str) -> str:
     generality: a plain, untagged scalar), several times faster."""
     for tag, regexp in _IMPLICIT.get(value[:1], _NO_RESOLVERS):
         if regexp.match(value):
-            return tag
+            return str(tag)
     return _STR
 
 
