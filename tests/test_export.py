@@ -166,7 +166,7 @@ def tiny_manual(tmp_path_factory: pytest.TempPathFactory):
     return load_manual(root), root
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     exps=st.dictionaries(st.sampled_from(KEYS), st.lists(expectations, min_size=1, max_size=3), max_size=5), title=texts
 )
@@ -199,7 +199,7 @@ json_like = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), json_like, max_size=5))
 def test_yaml_emitter_round_trips_any_json_like_data(data: dict) -> None:
     from metrics_manual.exports.formats import to_yaml_text

@@ -96,6 +96,7 @@ def test_build_never_writes_through_a_symlink(tiny: Path, tmp_path: Path) -> Non
 # --- modes ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_files_get_the_mode_a_plain_open_gives(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p")
     out = tmp_path / "rules.yml"
@@ -293,6 +294,7 @@ def test_a_fault_at_any_step_of_the_switch_leaves_old_or_new(tiny: Path, monkeyp
 # --- one build at a time ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_second_build_waits_for_the_first(tiny: Path) -> None:
     build(tiny)
     fd = os.open(tiny / "docs", os.O_RDONLY)
@@ -315,6 +317,7 @@ def test_a_second_build_waits_for_the_first(tiny: Path) -> None:
     assert f"waiting for another metrics-manual command in {tiny} to finish" in said
 
 
+@pytest.mark.slow
 def test_concurrent_builds_racing_on_a_stray_both_succeed(tiny: Path) -> None:
     second = TINY_PROFILE.replace("id: tiny", "id: old").replace("tiny-notes", "old-notes")
     (tiny / "ranges/profiles/old.yaml").write_text(second, "utf-8")

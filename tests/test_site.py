@@ -14,6 +14,7 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import snapshot
@@ -93,6 +94,7 @@ def second_profile(root: Path) -> tuple[str, str, str]:
     return data["title"], old, new
 
 
+@pytest.mark.slow
 def test_strict_build_of_the_manual(repo_copy: Path, tmp_path: Path) -> None:
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode == 0, result.stderr
@@ -123,6 +125,7 @@ class _Loads(HTMLParser):
             self.urls.append(a.get("href") or "")
 
 
+@pytest.mark.slow
 def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     assert mkdocs_build(repo_copy, site).returncode == 0
@@ -141,6 +144,7 @@ def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path)
     assert "fonts.googleapis.com" not in (site / "index.html").read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_a_second_profile_appears_without_template_or_config_change(repo_copy: Path, tmp_path: Path) -> None:
     title, old, new = second_profile(repo_copy)
     result = mkdocs_build(repo_copy, tmp_path / "site")
@@ -154,6 +158,7 @@ def test_a_second_profile_appears_without_template_or_config_change(repo_copy: P
     assert title in home
 
 
+@pytest.mark.slow
 def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path: Path) -> None:
     profile = first_profile(repo_copy)
     text = profile.read_text("utf-8")
@@ -175,6 +180,7 @@ def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path
         assert f'href="reference/metrics/#{metric.anchor}"><code>{metric.key}</code></a>' in home, metric.key
 
 
+@pytest.mark.slow
 def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path, tmp_path: Path) -> None:
     path = first_profile(repo_copy)
     data = yaml.safe_load(path.read_text("utf-8"))
@@ -193,6 +199,7 @@ def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path,
     assert snapshot(repo_copy) == before
 
 
+@pytest.mark.slow
 def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_path: Path) -> None:
     nasty = "a | b <script>alert(1)</script> *x* `y` [x](y) {{ x }}"
     catalog = repo_copy / "ranges/catalog.yaml"
@@ -225,6 +232,7 @@ def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
     assert "docs/schema/profile.schema.json:" in result.stdout
 
 
+@pytest.mark.slow
 def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:
     anchor = next(iter(load_manual(repo_copy).metrics.values())).anchor + "-typo"
     (repo_copy / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm](reference/metrics.md#{anchor}).\n", "utf-8")
@@ -256,6 +264,7 @@ def wait_for(predicate, timeout: float) -> float:
     raise AssertionError(f"not within {timeout} s")
 
 
+@pytest.mark.slow
 def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_path: Path) -> None:
     port = free_port()
     log = (tmp_path / "serve.log").open("w")

@@ -34,7 +34,12 @@ PROFILE_CASES = [
         "min: '0.5',",
         f"{P}:26:25: error: min: expected a number, got the string '0.5'; remove the quotes [MM104]",
     ),
-    ("min above max", "min: 0.5, max: 0.9", "min: 0.95, max: 0.9", f"{P}:26:7: error: min 0.95 is above max 0.9 [MM105]"),
+    (
+        "min above max",
+        "min: 0.5, max: 0.9",
+        "min: 0.95, max: 0.9",
+        f"{P}:26:7: error: min 0.95 is above max 0.9 [MM105]",
+    ),
     (
         "unknown metric",
         "  train/pg_clipfrac:",
@@ -59,8 +64,18 @@ PROFILE_CASES = [
         "title: !secret Tiny",
         f"{P}:2:8: error: YAML tag '!secret' is not allowed; only plain strings, numbers, booleans, lists and mappings are [MM205]",
     ),
-    ("nan", "max: 0.9", "max: .nan", f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite [MM212]"),
-    ("inf", "max: 0.9", "max: -.inf", f"{P}:26:35: error: max: '-.inf' is not a finite number; ranges must be finite [MM212]"),
+    (
+        "nan",
+        "max: 0.9",
+        "max: .nan",
+        f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite [MM212]",
+    ),
+    (
+        "inf",
+        "max: 0.9",
+        "max: -.inf",
+        f"{P}:26:35: error: max: '-.inf' is not a finite number; ranges must be finite [MM212]",
+    ),
     (
         "overflow",
         "max: 0.9",
@@ -101,7 +116,9 @@ PROFILE_CASES = [
         "long value is cut in the message",
         "kind: median",
         "kind: " + "m" * 10_000,
-        f"{P}:28:14: error: unknown kind '" + "m" * 78 + "…; expected one of: 'band', 'median', 'exact', 'presence' [MM103]",
+        f"{P}:28:14: error: unknown kind '"
+        + "m" * 78
+        + "…; expected one of: 'band', 'median', 'exact', 'presence' [MM103]",
     ),
     ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice' [MM102]"),
     (
@@ -159,9 +176,19 @@ PROFILE_CASES = [
         f"{P}:2:8: error: title: text must be one line without control characters; fold long text with >- [MM105]",
     ),
     ("blank text", "title: Tiny runs", 'title: "   "', f"{P}:2:8: error: title: text must not be blank [MM105]"),
-    ("top-level list", TINY_PROFILE, "- a\n- b\n", f"{P}:1:1: error: the file must hold a YAML mapping at the top [MM204]"),
+    (
+        "top-level list",
+        TINY_PROFILE,
+        "- a\n- b\n",
+        f"{P}:1:1: error: the file must hold a YAML mapping at the top [MM204]",
+    ),
     ("empty file", TINY_PROFILE, "", f"{P}:1:1: error: file is empty; it must hold a YAML mapping [MM204]"),
-    ("only a comment", TINY_PROFILE, "# nothing yet\n", f"{P}:1:1: error: file is empty; it must hold a YAML mapping [MM204]"),
+    (
+        "only a comment",
+        TINY_PROFILE,
+        "# nothing yet\n",
+        f"{P}:1:1: error: file is empty; it must hold a YAML mapping [MM204]",
+    ),
     (
         "two documents",
         TINY_PROFILE,
@@ -225,7 +252,12 @@ CATALOG_CASES = [
         "",
         f"{C}:20:9: error: a family key ends in /* and lists its members; a plain key has no members [MM105]",
     ),
-    ("duplicate section", "  - id: training", "  - id: rollout", f"{C}:13:9: error: duplicate section id 'rollout' [MM106]"),
+    (
+        "duplicate section",
+        "  - id: training",
+        "  - id: rollout",
+        f"{C}:13:9: error: duplicate section id 'rollout' [MM106]",
+    ),
 ]
 
 
