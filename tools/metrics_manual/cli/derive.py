@@ -70,7 +70,7 @@ def profile_path(root: Path, profile_id: str) -> Path:
     raise UsageError(f"no file under {PROFILES} holds profile {profile_id!r}")
 
 
-def _shown(path: Path, root: Path) -> str:
+def _display_path(path: Path, root: Path) -> str:
     """Inside the project: relative to its root, so check finds it on any checkout."""
     resolved = path.resolve()
     try:
@@ -103,7 +103,7 @@ def validate_edit(root: Path, file: Path, text: str) -> Manual:
 
 
 @dataclass
-class Plan:
+class DerivePlan:
     derivation: Derivation
     profile_file: Path
     old_text: str
@@ -111,7 +111,7 @@ class Plan:
     captures: dict[Path, str]
 
 
-def plan(
+def plan_derivation(
     root: Path,
     manual: Manual,
     export: ProfileExport,
@@ -119,7 +119,7 @@ def plan(
     options: Options,
     capture_to: Path | None,
     code_commit: str | None,
-) -> Plan:
+) -> DerivePlan:
     loaded: dict[str, Run] = {}
     findings: list[Finding] = []
     for r in runs:
@@ -145,9 +145,9 @@ def plan(
             text = capture_text(loaded[r.name], keys)
             target = capture_to / f"{r.name}.jsonl"
             captures[target] = text
-            path, digest = _shown(target, root), hashlib.sha256(text.encode("utf-8")).hexdigest()
+            path, digest = _display_path(target, root), hashlib.sha256(text.encode("utf-8")).hexdigest()
         else:
-            path, digest = _shown(r.path, root), sha256_of(r.path)
+            path, digest = _display_path(r.path, root), sha256_of(r.path)
         sources[r.name] = {
             "kind": "capture",
             "path": path,
@@ -181,7 +181,7 @@ def plan(
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
     validate_edit(root, file, new)
-    return Plan(result, file, old, new, captures)
+    return DerivePlan(result, file, old, new, captures)
 
 
 def _existing(profile: Profile, key: str, index: int) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def _existing(profile: Profile, key: str, index: int) -> dict[str, Any]:
     return items[index].model_dump(exclude_none=True) if index < len(items) else {}
 
 
-def report(p: Plan) -> None:
+def report(p: DerivePlan) -> None:
     for o in p.derivation.outcomes:
         head = f"{o.key} [{o.index}] {'proposed ' if o.proposal else ''}{o.kind}"
         click.echo(f"{head}: {o.summary}" if o.summary else head)
@@ -239,7 +239,7 @@ def derive_command(
         if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
             raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
         options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
-        p = plan(
+        p = plan_derivation(
             project,
             manual,
             export,
@@ -261,7 +261,7 @@ def derive_command(
             for target, text in p.captures.items():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 write_file(target, text)
-                click.echo(f"wrote {_shown(target, project)}")
+                click.echo(f"wrote {_display_path(target, project)}")
             if diff:
                 write_file(p.profile_file, p.new_text)
                 click.echo(f"wrote {rel}; run `metrics-manual build` to regenerate the pages and exports")

@@ -21,7 +21,7 @@ from metrics_manual.cli.judge import judge_command
 from metrics_manual.diagnostics.finding import ManualError, errors
 from metrics_manual.diagnostics.report import report
 from metrics_manual.disk.files import write_file
-from metrics_manual.exports.formats import FORMATS, export_text
+from metrics_manual.exports.formats import EXPORT_FORMATS, export_text
 from metrics_manual.source.load import load_manual
 
 
@@ -108,7 +108,7 @@ def check(root: str | None, fmt: str) -> None:
 @root_option
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to export.")
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True, help="The export format."
+    "--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="json", show_default=True, help="The export format."
 )
 @click.option(
     "-o",

@@ -29,7 +29,7 @@ from metrics_manual.source.load import Manual
 
 EXPORT_DIR = "docs/export"
 SCHEMA_DIR = "docs/schema"  # the source's schemas: editors validate ranges/*.yaml against them
-FORMATS = ("json", "yaml", "csv", "prometheus")
+EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus")
 SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml"}
 REFERENCE_PAGE = "reference/metrics/"
 
@@ -273,7 +273,7 @@ def _alert_name(key: str, suffix: str) -> str:
     return "Miles" + "".join(w[:1].upper() + w[1:] for w in words if w) + suffix
 
 
-def judge(e: Expectation) -> str | None:
+def why_no_alert_rule(e: Expectation) -> str | None:
     """Why a gauge cannot judge `e`, or None when a rule can."""
     if isinstance(e, Band):
         return "a window of the first steps: a gauge does not know the step" if e.window else None
@@ -300,7 +300,7 @@ def to_prometheus(doc: ProfileExport) -> str:
             keys = [m.key]
         for e in m.expectations:
             text = describe(e, m.unit, sources=True)
-            why = judge(e)
+            why = why_no_alert_rule(e)
             if why:
                 left_out.append(f"{m.key}: {text} ({why})")
                 continue
@@ -358,7 +358,7 @@ def render_exports(manual: Manual, site_url: str | None) -> dict[str, str]:
     out: dict[str, str] = {f"{EXPORT_DIR}/profile.schema.json": schema_text(ProfileExport, "Exported profile")}
     for p in manual.profiles:
         doc = export_document(manual, p, site_url)
-        for fmt in FORMATS:
+        for fmt in EXPORT_FORMATS:
             out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt)
     return out
 

@@ -185,7 +185,7 @@ Failing = list[tuple[int, float | None]]  # (step, value; None: not logged), lig
 
 
 Tolerance = tuple[float, Literal["profile", "rtol"]] | None
-Outcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
+RuleOutcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
 
 
 def _listed(points: Failing, most: int = 5) -> str:
@@ -197,7 +197,7 @@ def _listed(points: Failing, most: int = 5) -> str:
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
 
 
-def band(c: Case) -> Outcome:
+def band(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Band)
     e = c.e
     points = c.points
@@ -213,7 +213,7 @@ def band(c: Case) -> Outcome:
     return "pass", [], f"{where}; {_of(c, len(points))} judged", None
 
 
-def median(c: Case) -> Outcome:
+def median(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Median)
     e = c.e
     own = e.tolerance
@@ -233,7 +233,7 @@ def median(c: Case) -> Outcome:
     return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
 
 
-def exact(c: Case) -> Outcome:
+def exact(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Exact)
     e = c.e
     points = c.points
@@ -252,7 +252,7 @@ def exact(c: Case) -> Outcome:
     )
 
 
-def presence(c: Case) -> Outcome:
+def presence(c: Case) -> RuleOutcome:
     missing: Failing = [(s, None) for s in c.covered if s not in c.values]
     if missing:
         listed = ", ".join(num(p[0]) for p in missing[:10]) + (
@@ -267,7 +267,7 @@ def presence(c: Case) -> Outcome:
     return "pass", [], f"logged at {_of(c, len(c.covered))}", None
 
 
-RULES: dict[str, Callable[[Case], Outcome]] = {
+RULES: dict[str, Callable[[Case], RuleOutcome]] = {
     "band": band,
     "median": median,
     "exact": exact,

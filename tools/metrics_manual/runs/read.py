@@ -19,10 +19,10 @@ from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.model.schema import Catalog
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.detect import FORMATS, detect, looks_like
+from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.series import Run
 
-__all__ = ["read_run", "Run", "FORMATS", "RunInputError", "detect"]
+__all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
 
 READERS: dict[str, Callable[[Path, str, Collector], None]] = {
     "events": events.read,
@@ -77,7 +77,7 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
                         str(path),
                         1,
                         1,
-                        f"not a metrics file of a known form ({', '.join(FORMATS)}); name the form with --input-format",
+                        f"not a metrics file of a known form ({', '.join(RUN_FORMATS)}); name the form with --input-format",
                         code=codes.UNKNOWN_RUN_FORM,
                     )
                 )
@@ -108,14 +108,14 @@ def read_run(
     cut last line) are in `Run.problems`. `keys`: keep only these keys' values (the others
     are named in `Run.unread`); None keeps every key.
     """
-    if input_format != "auto" and input_format not in FORMATS:
+    if input_format != "auto" and input_format not in RUN_FORMATS:
         raise RunInputError(
             [
                 Finding(
                     "--input-format",
                     1,
                     1,
-                    f"unknown form {input_format!r}; one of: auto, {', '.join(FORMATS)}",
+                    f"unknown form {input_format!r}; one of: auto, {', '.join(RUN_FORMATS)}",
                     code=codes.UNKNOWN_RUN_FORM,
                 )
             ]

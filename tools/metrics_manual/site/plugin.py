@@ -47,10 +47,10 @@ def _problem(exc: BaseException, root: Path) -> str:
     # (RecursionError or OSError.)
     if not isinstance(exc, OSError):
         return "a file under ranges/ nests too deeply to read; nothing was written"
-    return f"cannot read or write {_shown(exc.filename, root)}: {exc.strerror}; nothing was changed"
+    return f"cannot read or write {_display_path(exc.filename, root)}: {exc.strerror}; nothing was changed"
 
 
-def _shown(filename: str | None, root: Path) -> str:
+def _display_path(filename: str | None, root: Path) -> str:
     """A path as the reader knows it: relative to the project, the folder for a staged temp file."""
     if not filename:
         return "the generated files"

@@ -492,7 +492,7 @@ def byte_position(raw: bytes, at: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
 
 
-_KINDS = (
+_FILE_KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISCHR, "a character device"),
@@ -504,7 +504,7 @@ _KINDS = (
 def _not_regular(mode: int) -> str | None:
     if stat.S_ISREG(mode):
         return None
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
     return f"not a regular file but {kind}; ranges/ holds only YAML files"
 
 
