@@ -17,7 +17,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.events import (
@@ -324,13 +324,14 @@ class _Reader:
         # is the list or dict, `loc` its path from the top (kept only when positions are
         # recorded; None for the list that receives the top value), `pend` what a mapping waits
         # for: _KEY a key, a key its value, _SKIPKEY the end of a refused key, _SKIP the value
-        # of a refused entry; None for a list. `stack` keeps the enclosing ones.
+        # of a refused entry; None for a list. `stack` keeps the enclosing ones. Plain scalars
+        # (most events) are handled here; the rarer events go to methods.
         top: list[Any] = []
-        cont: Any = top
-        loc: Any = None  # Loc or None
-        pend: Any = None
-        stack: list[tuple[Any, Loc | None, Any]] = []
-        last: Any = None  # the last scalar: a key after it may be the rest of a decimal comma
+        cont: Any = top  # list[Any] | dict[str, Any]
+        loc: Loc | None = None
+        pend: Any = None  # a key (str), None in a list, or one of the sentinels
+        stack: list[_Open] = []
+        last: ScalarEvent | None = None  # a key after it may be the rest of a decimal comma
         documents = 0
         while True:
             ev = get()
@@ -348,7 +349,7 @@ class _Reader:
                     ):
                         pend = key
                         if positions:
-                            keys[(*loc, key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                            keys[(*loc, key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)  # type: ignore[misc]
                     else:
                         pend = self.key(ev, cont, loc if positions else None, last)
                     last = ev
@@ -372,25 +373,7 @@ class _Reader:
                     pend = _SKIP
                     continue
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                here = None
-                if pend is _KEY:  # a collection as a key: read it only to skip it
-                    self.key(ev, cont, None, None)
-                    pend = _SKIPKEY
-                    if positions:
-                        here = (*loc, -1)  # no value ever sits at index -1 of a mapping
-                elif cont is top:
-                    self.root_mark = ev.start_mark
-                    here = ()
-                elif positions:
-                    here = (*loc, pend if pend is not None else len(cont))
-                    values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
-                if ev.anchor is not None:
-                    self.anchor(ev)
-                if ev.tag is not None:
-                    what = "list" if kind is SequenceStartEvent else "mapping"
-                    self.error(
-                        ev.start_mark, codes.YAML_TAG, f"YAML tag {_tag(ev.tag)!r} is not allowed; use a plain {what}"
-                    )
+                enclosing, opened = self.open(ev, kind, _Open(cont, loc, pend), cont is top)
                 if len(stack) >= MAX_DEPTH:  # stop here: reading on would only nest deeper
                     self.error(
                         ev.start_mark,
@@ -398,11 +381,8 @@ class _Reader:
                         f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few",
                     )
                     return None
-                stack.append((cont, loc, pend))
-                if kind is MappingStartEvent:
-                    cont, loc, pend = {}, here, _KEY
-                else:
-                    cont, loc, pend = [], here, None
+                stack.append(enclosing)
+                cont, loc, pend = opened
                 continue
             elif kind is AliasEvent:
                 self.alias(ev)
@@ -430,6 +410,41 @@ class _Reader:
                 if pend is not _SKIP:
                     cont[pend] = value
                 pend = _KEY
+
+    def open(self, ev: Any, kind: type, parent: _Open, at_top: bool) -> tuple[_Open, _Open]:
+        """A mapping or list starts: what to keep of the enclosing collection, and the new one."""
+        here: Loc | None = None
+        cont, loc, pend = parent
+        if pend is _KEY:  # a collection as a key: read it only to skip it
+            self.key(ev, cont, None, None)
+            pend = _SKIPKEY
+            if self.positions and loc is not None:
+                here = (*loc, -1)  # no value ever sits at index -1 of a mapping
+        elif at_top:
+            self.root_mark = ev.start_mark
+            here = ()
+        elif self.positions and loc is not None:
+            here = (*loc, pend if pend is not None else len(cont))
+            self.doc.values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+        self.start_checks(ev, kind)
+        opened = _Open({}, here, _KEY) if kind is MappingStartEvent else _Open([], here, None)
+        return _Open(cont, loc, pend), opened
+
+    def start_checks(self, ev: Any, kind: type) -> None:
+        """The findings a collection's start may carry: an anchor, a tag."""
+        if ev.anchor is not None:
+            self.anchor(ev)
+        if ev.tag is not None:
+            what = "list" if kind is SequenceStartEvent else "mapping"
+            self.error(ev.start_mark, codes.YAML_TAG, f"YAML tag {_tag(ev.tag)!r} is not allowed; use a plain {what}")
+
+
+class _Open(NamedTuple):
+    """A collection being read: the list or dict, its path from the top, what it waits for."""
+
+    cont: Any  # list[Any] | dict[str, Any]
+    loc: Loc | None
+    pend: Any  # a key (str), None in a list, or one of the sentinels
 
 
 def _number_just_before(last: Any, mark: Any) -> bool:
