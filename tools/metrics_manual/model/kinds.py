@@ -13,7 +13,7 @@ mypy error at that line, never a silent default:
 - derive/stats.py   `_outcome`: derived again, or checked
 - exports/formats.py `judge`, `_alert`: an alerting rule, or why a gauge cannot judge it
 
-tests/model/test_kinds.py adds a toy kind to a copy of the package and holds mypy to this list.
+tests/test_kinds.py adds a toy kind to a copy of the package and holds mypy to this list.
 The CSV columns are the fields of every kind (a test holds them to it); the JSON Schemas come
 from the classes.
 """
