@@ -25,9 +25,21 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
+from metrics_manual.model import kinds
 from metrics_manual.model.phrase import describe, num
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    EveryStep,
+    Exact,
+    Expectation,
+    FirstSteps,
+    Median,
+    Presence,
+    Window,
+)
 
 # Drawing units of the viewBox; the SVG scales to its column (width 100%) up to MAX_WIDTH px.
 WIDTH = 480
@@ -157,21 +169,18 @@ _TOP = 4
 _MARK_H = 12
 
 
-def _numbers(e: Expectation) -> list[float]:
-    if isinstance(e, Band):
-        return [float(v) for v in (e.min, e.max) if v is not None]
-    if isinstance(e, (Median, Exact)):
-        return [float(e.value)]
-    return []
-
-
 def _row_tail(e: Expectation) -> str:
     """What the row label adds to the profile title: a window or a single step."""
-    if isinstance(e, Band) and e.window:
-        return f" \u00b7 first {num(e.window.first)} steps"
-    if isinstance(e, Exact) and isinstance(e.at, AtStep):
-        return f" \u00b7 at step {num(e.at.step)}"
-    return ""
+    span = e.span
+    match span:
+        case Window(first=n):
+            return f" \u00b7 first {num(n)} steps"
+        case AtStep(step=n):
+            return f" \u00b7 at step {num(n)}"
+        case FirstSteps() | EveryStep():
+            return ""
+        case _:
+            assert_never(span)
 
 
 def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
@@ -181,7 +190,7 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     Returns "" when there is nothing to place on an axis: no rows, or presence only (the
     words "logged in every step" say all a drawing could).
     """
-    numbers = [v for _, e in rows for v in _numbers(e)]
+    numbers = [v for _, e in rows for v in kinds.numbers(e)]
     if not numbers:
         return ""
     words = [f"{title}: {describe(e, unit)}" for title, e in rows]
@@ -199,7 +208,7 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
         tail = _row_tail(e)
         label = _clip(title, WIDTH - 8 - _text_width(tail, _FONT), _FONT) + tail
         marks.append(f'<text x="4" y="{_c(y + 11)}" fill="currentColor">{_esc(label)}</text>')
-        if not isinstance(e, Presence):  # a faint track: where the row's axis runs
+        if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
             marks.append(
                 f'<line x1="{_c(axis.start)}" y1="{_c(y + 16 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
                 f'y2="{_c(y + 16 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
@@ -254,49 +263,61 @@ def _x_axis(axis: Axis, top: float, y: float) -> str:
 def _range_mark(e: Expectation, said: str, axis: Axis, y: float, uid: str) -> str:
     title = f"<title>{_esc(said)}</title>"
     mid = y + _MARK_H / 2
-    if isinstance(e, Band):
-        x0 = axis.at(e.min) if e.min is not None else axis.start
-        x1 = axis.at(e.max) if e.max is not None else axis.end
-        attrs = ""
-        attrs += f' data-min="{e.min!r}"' if e.min is not None else ""
-        attrs += f' data-max="{e.max!r}"' if e.max is not None else ""
-        open_side = "max" if e.max is None else "min" if e.min is None else ""
-        attrs += f' data-open="{open_side}"' if open_side else ""
-        kind = "window" if e.window else "band"
-        fill = f"url(#{uid}-w)" if e.window else _BAND
-        stroke = _WINDOW if e.window else _BAND
-        w = max(x1 - x0, 2.0)
-        bx = x0 if x1 - x0 >= 2 else (x0 + x1) / 2 - 1
-        arrow = ""
-        if open_side:
-            # An open band runs to the edge of the axis and on: an arrow points past it.
-            ax0, ax1 = (x1 - 1, axis.end + 6) if open_side == "max" else (x0 + 1, axis.start - 6)
-            arrow = (
-                f'<line x1="{_c(ax0)}" y1="{_c(mid)}" x2="{_c(ax1)}" y2="{_c(mid)}" stroke="{_BAND}" '
-                f'stroke-width="2" marker-end="url(#{uid}-a)"/>'
+    match e:
+        case Band():
+            return _band_mark(e, title, axis, y, mid, uid)
+        case Median():
+            x = axis.at(e.value)
+            r = _MARK_H / 2
+            return (
+                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-x="{_c(x)}">'
+                f'{title}<path d="M{_c(x)} {_c(y)}l{_c(r)} {_c(r)}'
+                f'l-{_c(r)} {_c(r)}l-{_c(r)} -{_c(r)}z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/></g>'
             )
-        return (
-            f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-x-min="{_c(x0)}" '
-            f'data-x-max="{_c(x1)}">{title}<rect x="{_c(bx)}" y="{_c(y)}" width="{_c(w)}" '
-            f'height="{_MARK_H}" rx="2" fill="{fill}" fill-opacity="{"1" if e.window else "0.6"}" '
-            f'stroke="{stroke}"/>{arrow}</g>'
+        case Exact():
+            x = axis.at(e.value)
+            return (
+                f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-x="{_c(x)}">'
+                f'{title}<line x1="{_c(x)}" y1="{_c(y - 2)}" x2="{_c(x)}" '
+                f'y2="{_c(y + _MARK_H + 2)}" stroke="{_EXACT}" stroke-width="3"/></g>'
+            )
+        case Presence():
+            return _presence_mark(title, axis, mid)
+        case _:
+            assert_never(e)
+
+
+def _band_mark(e: Band, title: str, axis: Axis, y: float, mid: float, uid: str) -> str:
+    """A band: a bar from min to max (an arrow past an open end); a window band hatched."""
+    x0 = axis.at(e.min) if e.min is not None else axis.start
+    x1 = axis.at(e.max) if e.max is not None else axis.end
+    attrs = ""
+    attrs += f' data-min="{e.min!r}"' if e.min is not None else ""
+    attrs += f' data-max="{e.max!r}"' if e.max is not None else ""
+    open_side = "max" if e.max is None else "min" if e.min is None else ""
+    attrs += f' data-open="{open_side}"' if open_side else ""
+    kind = "window" if e.window else "band"
+    fill = f"url(#{uid}-w)" if e.window else _BAND
+    stroke = _WINDOW if e.window else _BAND
+    w = max(x1 - x0, 2.0)
+    bx = x0 if x1 - x0 >= 2 else (x0 + x1) / 2 - 1
+    arrow = ""
+    if open_side:
+        # An open band runs to the edge of the axis and on: an arrow points past it.
+        ax0, ax1 = (x1 - 1, axis.end + 6) if open_side == "max" else (x0 + 1, axis.start - 6)
+        arrow = (
+            f'<line x1="{_c(ax0)}" y1="{_c(mid)}" x2="{_c(ax1)}" y2="{_c(mid)}" stroke="{_BAND}" '
+            f'stroke-width="2" marker-end="url(#{uid}-a)"/>'
         )
-    if isinstance(e, Median):
-        x = axis.at(e.value)
-        r = _MARK_H / 2
-        return (
-            f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-x="{_c(x)}">'
-            f'{title}<path d="M{_c(x)} {_c(y)}l{_c(r)} {_c(r)}'
-            f'l-{_c(r)} {_c(r)}l-{_c(r)} -{_c(r)}z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/></g>'
-        )
-    if isinstance(e, Exact):
-        x = axis.at(e.value)
-        return (
-            f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-x="{_c(x)}">'
-            f'{title}<line x1="{_c(x)}" y1="{_c(y - 2)}" x2="{_c(x)}" '
-            f'y2="{_c(y + _MARK_H + 2)}" stroke="{_EXACT}" stroke-width="3"/></g>'
-        )
-    assert isinstance(e, Presence)
+    return (
+        f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-x-min="{_c(x0)}" '
+        f'data-x-max="{_c(x1)}">{title}<rect x="{_c(bx)}" y="{_c(y)}" width="{_c(w)}" '
+        f'height="{_MARK_H}" rx="2" fill="{fill}" fill-opacity="{"1" if e.window else "0.6"}" '
+        f'stroke="{stroke}"/>{arrow}</g>'
+    )
+
+
+def _presence_mark(title: str, axis: Axis, mid: float) -> str:
     # Presence has no value: a dotted line along the whole row, off the axis's numbers, broken by its words.
     words = "logged in every step"
     cx, half = (axis.start + axis.end) / 2, _text_width(words, _TICK_FONT) / 2 + 4
@@ -376,7 +397,7 @@ def series_drawing(
     steps += [int(s) for ss in failing.values() for s in ss]
     if not steps:
         return ""
-    finite = [v for e in expectations for v in _numbers(e)]
+    finite = [v for e in expectations for v in kinds.numbers(e)]
     for pts in runs.values():
         values = [v for _, v in pts if math.isfinite(v)]
         finite += [min(values), max(values)] if values else []
@@ -477,47 +498,51 @@ def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: floa
 def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps: list[int], uid: str) -> str:
     title = f"<title>{_esc(said)}</title>"
     left, right = x_axis.start, x_axis.end
-    if isinstance(e, Band):
-        y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
-        y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
-        x_end = right
-        if e.window:  # the run's first N steps: up to the N-th step drawn
-            x_end = x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right
-        attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (
-            f' data-max="{e.max!r}"' if e.max is not None else ""
-        )
-        kind = "window" if e.window else "band"
-        fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
-        return (
-            f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
-            f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
-            f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>'
-        )
-    if isinstance(e, Median):
-        y = y_axis.at(e.value)
-        return (
-            f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
-            f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
-            f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
-            f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>'
-        )
-    if isinstance(e, Exact):
-        y = y_axis.at(e.value)
-        if isinstance(e.at, AtStep):
-            x = x_axis.at(e.at.step)
-            line = (
-                f'<line x1="{_c(x - 7)}" y1="{_c(y)}" x2="{_c(x + 7)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="3"/>'
-                f'<line x1="{_c(x)}" y1="{_c(y - 7)}" x2="{_c(x)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>'
+    match e:
+        case Band():
+            y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
+            y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
+            x_end = right
+            if e.window:  # the run's first N steps: up to the N-th step drawn
+                x_end = x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right
+            attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (
+                f' data-max="{e.max!r}"' if e.max is not None else ""
             )
-            where = f' data-step="{e.at.step}" data-x="{_c(x)}"'
-        else:
-            line = f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="1.5"/>'
-            where = ""
-        return (
-            f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-y="{_c(y)}"{where}>'
-            f"{title}{line}</g>"
-        )
-    return ""  # presence: every logged step is already a point of the curve
+            kind = "window" if e.window else "band"
+            fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
+            return (
+                f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
+                f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
+                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>'
+            )
+        case Median():
+            y = y_axis.at(e.value)
+            return (
+                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
+                f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
+                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
+                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>'
+            )
+        case Exact():
+            y = y_axis.at(e.value)
+            if isinstance(e.at, AtStep):
+                x = x_axis.at(e.at.step)
+                line = (
+                    f'<line x1="{_c(x - 7)}" y1="{_c(y)}" x2="{_c(x + 7)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="3"/>'
+                    f'<line x1="{_c(x)}" y1="{_c(y - 7)}" x2="{_c(x)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>'
+                )
+                where = f' data-step="{e.at.step}" data-x="{_c(x)}"'
+            else:
+                line = f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="1.5"/>'
+                where = ""
+            return (
+                f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-y="{_c(y)}"{where}>'
+                f"{title}{line}</g>"
+            )
+        case Presence():
+            return ""  # every logged step is already a point of the curve
+        case _:
+            assert_never(e)
 
 
 def _run_curve(
