@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.model.kinds import KINDS
 from metrics_manual.model.schema import Catalog, Metric, Profile
 from metrics_manual.source.reader import Document, Loc, read_document
 from metrics_manual.text import shown
@@ -60,7 +61,6 @@ def did_you_mean(word: str, choices: Any) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-_UNION_TAGS = ("band", "median", "exact", "presence")
 _NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
 
 
@@ -68,7 +68,7 @@ def _message(err: Any, allowed: list[str]) -> tuple[Code, str]:
     """The kind and the words of one validator error."""
     kind, value = err["type"], err.get("input")
     # Drop the parts a validator adds to the location: union tags and int/float branches.
-    loc = [p for p in err["loc"] if p not in _UNION_TAGS and p not in ("int", "float")]
+    loc = [p for p in err["loc"] if p not in KINDS and p not in ("int", "float")]
     field = str(loc[-1]) if loc and not isinstance(loc[-1], int) else ""
     prefix = f"{field}: " if field else ""
     if kind == "extra_forbidden":

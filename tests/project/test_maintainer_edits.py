@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import run_cli
-from test_site import mkdocs_build
+from site_helpers import mkdocs_build
 
 
 def load(path: Path) -> dict:
