@@ -21,12 +21,12 @@ from metrics_manual.build import generate
 from metrics_manual.exports.formats import (
     export_document,
     gauge_name,
-    judge,
     read_csv,
     to_csv,
     to_json,
     to_prometheus,
     to_yaml,
+    why_no_alert_rule,
 )
 from metrics_manual.model.schema import Band, Exact, Profile, ProfileExport
 from metrics_manual.source.load import load_manual
@@ -299,7 +299,7 @@ def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
     tests = []
     for m in doc.metrics:
         for e in m.expectations:
-            if judge(e) is not None:
+            if why_no_alert_rule(e) is not None:
                 continue
             for key in m.members or [m.key]:
                 if isinstance(e, Band):
