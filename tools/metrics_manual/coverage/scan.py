@@ -119,7 +119,8 @@ class _Module:
     dotted: str
     tree: ast.Module
     imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted name of its module
-    funcs: dict[str, _Func] = field(default_factory=dict)  # simple name -> function (last wins)
+    funcs: dict[str, _Func] = field(default_factory=dict)  # simple name -> function, for calls (last wins)
+    every: list[_Func] = field(default_factory=list)  # every function, methods of the same name included
 
 
 def python_files(root: Path) -> Iterator[Path]:
@@ -182,6 +183,7 @@ class _Scanner:
                     fn = _Func(child, mod, qual, params)
                     self._collect(fn, child.body)
                     mod.funcs[child.name] = fn
+                    mod.every.append(fn)
                     self.by_name.setdefault(child.name, []).append(fn)
                     names.add(child.name)
                     stack.append((child, qual + "."))
@@ -189,7 +191,7 @@ class _Scanner:
                     stack.append((child, f"{prefix}{child.name}."))
                 else:
                     stack.append((child, prefix))
-        self.modules[mod.dotted].funcs.setdefault("<module>", top)
+        mod.every.append(top)
         self.scan.symbols[mod.path] = names
 
     def _collect(self, fn: _Func, body: list[ast.stmt]) -> None:
@@ -364,7 +366,7 @@ class _Scanner:
         self.scan.excluded.append(Excluded(text, fn.module.path, line, rule))
 
     def run(self) -> Scan:
-        funcs = [f for m in self.modules.values() for f in m.funcs.values()]
+        funcs = [f for m in self.modules.values() for f in m.every]
         prefixers = {f.qualname.rsplit(".", 1)[-1]: f for f in funcs if f.node is not None and self._prefix_slots(f)}
         for fn in funcs:
             written: set[int] = set()

@@ -13,6 +13,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
+    Coverage,
     SCHEMA_VERSION,
     AtStep,
     Band,
@@ -381,4 +382,5 @@ def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
         f"{SCHEMA_DIR}/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+        f"{SCHEMA_DIR}/coverage.schema.json": schema_text(Coverage, "metrics-manual coverage (ranges/coverage.yaml)"),
     }

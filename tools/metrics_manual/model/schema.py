@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
+from metrics_manual.model.keys import is_pattern
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -110,8 +111,10 @@ class Metric(Strict):
 
     @model_validator(mode="after")
     def _family(self) -> Metric:
-        if self.key.endswith("/*") != bool(self.members):
-            raise ValueError("a family key ends in /* and lists its members; a plain key has no members")
+        if self.key.endswith("/*") and not self.members:
+            raise ValueError("a family key ends in /* and lists its members")
+        if self.members and not (self.key.endswith("/*") or is_pattern(self.key)):
+            raise ValueError("a plain key has no members; a family key ends in /* or is a {name} pattern")
         return self
 
     @property

@@ -20,7 +20,7 @@ from metrics_manual.site.draw import range_drawing
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.site.fieldref import field_reference
 from metrics_manual.source.load import Manual
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile
+from metrics_manual.model.schema import CodeRepository, Expectation, Profile, metric_anchor
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.source.reader import byte_position
 
@@ -99,7 +99,8 @@ def environment(templates: Path) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(md=inert, num=num, words=words, code=code, describe=_describe_md, path=path_breaks,
-                       attr=attr, unit_name=unit_name, drawing=drawing)
+                       attr=attr, unit_name=unit_name, drawing=drawing,
+                       metric_anchor=metric_anchor)
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
 
@@ -142,7 +143,8 @@ def render_pages(manual: Manual, root: Path, captured: Mapping[str, Mapping[str,
     """
     templates = root / "templates"
     env = environment(templates)
-    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
+    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference(),
+               "coverage": manual.coverage, "documented": manual.documented()}
     context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():
