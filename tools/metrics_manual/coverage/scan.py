@@ -455,6 +455,11 @@ class _Scanner:
         for d in node.decorator_list:
             if isinstance(d, ast.Name) and d.id == "timer" or isinstance(d, ast.Attribute) and d.attr == "timer":
                 self.emit(("perf/", node.name, "_time"), fn, d.lineno, "timer")
+            for call in (n for n in ast.walk(d) if isinstance(n, ast.Call)):  # `@with_defer(lambda: Timer().start(..))`
+                if _is_timer_start(call) or _call_name(call) in ("timer", "inverse_timer") and len(call.args) == 1:
+                    t = self.template(call.args[0], fn)
+                    if t is not None:
+                        self.emit(_join(("perf/",), t, ("_time",)), fn, call.lineno, "timer")
         if node.name.endswith("loss_function"):
             for r in fn.returns:  # `return loss, metrics`
                 if isinstance(r, ast.Tuple) and len(r.elts) == 2:
