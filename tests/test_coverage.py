@@ -27,13 +27,18 @@ def keys(root: Path) -> dict[str, str]:
 
 
 def test_literal_and_fstring_keys(tmp_path: Path) -> None:
-    root = tree(tmp_path, {"miles/a.py": """
+    root = tree(
+        tmp_path,
+        {
+            "miles/a.py": """
         def log(args, label):
             d = {"perf/step_time": 1.0, "rollout/step": 3}
             d[f"perf/cpu_memory_{label}_gb"] = 2.0
             d["not_a_namespace/x"] = 1
             tracking.log(args, d, step_key="rollout/step")
-        """})
+        """
+        },
+    )
     assert keys(root) == {
         "perf/step_time": "literal",
         "rollout/step": "literal",
@@ -42,15 +47,17 @@ def test_literal_and_fstring_keys(tmp_path: Path) -> None:
 
 
 def test_dict_add_prefix_over_a_dict_built_in_the_same_function_and_in_a_callee(tmp_path: Path) -> None:
-    root = tree(tmp_path, {
-        "miles/utils/metric_utils.py": """
+    root = tree(
+        tmp_path,
+        {
+            "miles/utils/metric_utils.py": """
             def dict_add_prefix(d, prefix):
                 return {f"{prefix}{k}": v for k, v in d.items()}
 
             def compute_statistics(values):
                 return {"mean": 1, "max": 2}
             """,
-        "miles/ray/metrics.py": """
+            "miles/ray/metrics.py": """
             from miles.utils.metric_utils import compute_statistics, dict_add_prefix
 
             def _samples(samples):
@@ -63,7 +70,8 @@ def test_dict_add_prefix_over_a_dict_built_in_the_same_function_and_in_a_callee(
                 out = dict_add_prefix(_samples(samples), "rollout/")
                 out |= dict_add_prefix({"rollout_time": 1.0}, "perf/")
             """,
-    })
+        },
+    )
     got = keys(root)
     assert {k for k, f in got.items() if f == "dict_add_prefix"} == {
         "rollout/response_len/mean",
@@ -74,7 +82,10 @@ def test_dict_add_prefix_over_a_dict_built_in_the_same_function_and_in_a_callee(
 
 
 def test_keys_of_the_dict_a_loss_function_returns(tmp_path: Path) -> None:
-    root = tree(tmp_path, {"miles/losses.py": """
+    root = tree(
+        tmp_path,
+        {
+            "miles/losses.py": """
         def policy_loss_function(args, batch):
             reported = {"loss": 1, "pg_loss": 2}
             if args.use_kl_loss:
@@ -83,12 +94,21 @@ def test_keys_of_the_dict_a_loss_function_returns(tmp_path: Path) -> None:
 
         def helper():
             return 0.0, {"keys": [], "values": 1}, {"not": 1}
-        """})
-    assert keys(root) == {"train/loss": "loss_function", "train/pg_loss": "loss_function", "train/kl_loss": "loss_function"}
+        """
+        },
+    )
+    assert keys(root) == {
+        "train/loss": "loss_function",
+        "train/pg_loss": "loss_function",
+        "train/kl_loss": "loss_function",
+    }
 
 
 def test_timer_names_become_perf_keys(tmp_path: Path) -> None:
-    root = tree(tmp_path, {"miles/actor.py": """
+    root = tree(
+        tmp_path,
+        {
+            "miles/actor.py": """
         class Actor:
             @with_defer(lambda: Timer().start("train_wait"))
             def train(self, prefix):
@@ -100,7 +120,9 @@ def test_timer_names_become_perf_keys(tmp_path: Path) -> None:
             @timer
             def update_weights(self):
                 pass
-        """})
+        """
+        },
+    )
     assert keys(root) == {
         "perf/train_wait_time": "timer",
         "perf/actor_train_time": "timer",
@@ -110,7 +132,10 @@ def test_timer_names_become_perf_keys(tmp_path: Path) -> None:
 
 
 def test_a_function_that_prefixes_a_dict_argument(tmp_path: Path) -> None:
-    root = tree(tmp_path, {"miles/log_utils.py": """
+    root = tree(
+        tmp_path,
+        {
+            "miles/log_utils.py": """
         def gather_log_data(metric_name, log_dict):
             reduced = dict(log_dict)
             return {f"{metric_name}/{key}": v for key, v in reduced.items()}
@@ -119,7 +144,9 @@ def test_a_function_that_prefixes_a_dict_argument(tmp_path: Path) -> None:
             log_dict = {}
             log_dict["round_number_mean"] = 1.0
             gather_log_data("rollout", log_dict)
-        """})
+        """
+        },
+    )
     assert keys(root) == {"rollout/round_number_mean": "prefix_argument"}
 
 
@@ -141,13 +168,16 @@ def test_false_positives_are_excluded_by_rule(tmp_path: Path, code: str, rule: s
 
 def test_tests_examples_docs_and_js_are_not_read(tmp_path: Path) -> None:
     body = 'd = {"perf/hidden_time": 1}\n'
-    root = tree(tmp_path, {
-        "tests/test_a.py": body,
-        "examples/run.py": body,
-        "docs/conf.py": body,
-        "miles/dashboard/app.js": "const k = {'perf/hidden_time': 1};\n",
-        "miles/ok.py": 'd = {"perf/seen_time": 1}\n',
-    })
+    root = tree(
+        tmp_path,
+        {
+            "tests/test_a.py": body,
+            "examples/run.py": body,
+            "docs/conf.py": body,
+            "miles/dashboard/app.js": "const k = {'perf/hidden_time': 1};\n",
+            "miles/ok.py": 'd = {"perf/seen_time": 1}\n',
+        },
+    )
     assert keys(root) == {"perf/seen_time": "literal"}
 
 
@@ -220,27 +250,45 @@ def test_known_keys_in_coverage_yaml_pass(tmp_path: Path) -> None:
 
 def test_a_moved_file_and_a_renamed_function_are_reported(tmp_path: Path) -> None:
     project = write_project(tmp_path / "p", catalog=CATALOG, profiles={})
-    miles = tree(tmp_path / "miles", {
-        "miles/utils/train_metric_utils.py": MILES["miles/train_metric_utils.py"],  # the file moved
-        "miles/eval.py": MILES["miles/eval.py"],
-    })
+    miles = tree(
+        tmp_path / "miles",
+        {
+            "miles/utils/train_metric_utils.py": MILES["miles/train_metric_utils.py"],  # the file moved
+            "miles/eval.py": MILES["miles/eval.py"],
+        },
+    )
     out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json").stdout)
-    assert out["moved"] == [{"key": "perf/step_time", "path": "miles/train_metric_utils.py",
-                             "symbol": "log_perf_data_raw", "reason": "the file is not in the checkout"}]
-    miles2 = tree(tmp_path / "miles2", {
-        "miles/train_metric_utils.py": MILES["miles/train_metric_utils.py"].replace("log_perf_data_raw", "log_perf"),
-        "miles/eval.py": MILES["miles/eval.py"],
-    })
+    assert out["moved"] == [
+        {
+            "key": "perf/step_time",
+            "path": "miles/train_metric_utils.py",
+            "symbol": "log_perf_data_raw",
+            "reason": "the file is not in the checkout",
+        }
+    ]
+    miles2 = tree(
+        tmp_path / "miles2",
+        {
+            "miles/train_metric_utils.py": MILES["miles/train_metric_utils.py"].replace(
+                "log_perf_data_raw", "log_perf"
+            ),
+            "miles/eval.py": MILES["miles/eval.py"],
+        },
+    )
     out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles2), "--format", "json").stdout)
     assert [m["reason"] for m in out["moved"]] == ["no function or class of that name in the file"]
 
 
 def test_a_renamed_key_is_still_documented(tmp_path: Path) -> None:
     project = write_project(tmp_path / "p", catalog=CATALOG, profiles={})
-    old = {"miles/train_metric_utils.py": 'def log_perf_data_raw():\n    d = {"perf/total_train_time": 1}\n',
-           "miles/eval.py": MILES["miles/eval.py"]}
+    old = {
+        "miles/train_metric_utils.py": 'def log_perf_data_raw():\n    d = {"perf/total_train_time": 1}\n',
+        "miles/eval.py": MILES["miles/eval.py"],
+    }
     out = json.loads(
-        run_cli("coverage", "--root", str(project), "--miles", str(tree(tmp_path / "m", old)), "--format", "json").stdout
+        run_cli(
+            "coverage", "--root", str(project), "--miles", str(tree(tmp_path / "m", old)), "--format", "json"
+        ).stdout
     )
     assert out["emitted_not_documented"] == []
     assert "perf/step_time" in [g["key"] for g in out["documented_not_emitted"]]

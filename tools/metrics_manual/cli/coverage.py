@@ -21,7 +21,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 def inert(text: str) -> str:
     """Keys come from untrusted code: control characters are shown escaped, never sent to the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def as_json(r: Result) -> str:
@@ -67,7 +69,11 @@ def findings(r: Result) -> list[Finding]:
         for u in r.emitted_not_documented
         if not u.known
     ]
-    out += [Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it") for g in r.documented_not_emitted if not g.known]
+    out += [
+        Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it")
+        for g in r.documented_not_emitted
+        if not g.known
+    ]
     out += [Finding(CATALOG, 1, 1, f"{m.key}: {m.path} {m.symbol or ''}: {m.reason}") for m in r.moved]
     return out
 

@@ -178,8 +178,8 @@ class _Scanner:
             for child in ast.iter_child_nodes(parent):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     qual = f"{prefix}{child.name}"
-                    a = child.args
-                    params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+                    sig: ast.arguments = child.args
+                    params = [x.arg for x in [*sig.posonlyargs, *sig.args, *sig.kwonlyargs]]
                     fn = _Func(child, mod, qual, params)
                     self._collect(fn, child.body)
                     mod.funcs[child.name] = fn
@@ -411,7 +411,7 @@ class _Scanner:
 
     def _prefix_slots(self, f: _Func) -> list[tuple[Template, ast.AST]]:
         """Key templates in `f` that start with a parameter or whose holes iterate a parameter's keys."""
-        slots = []
+        slots: list[tuple[Template, ast.AST]] = []
         for node in f.body:
             if isinstance(node, ast.DictComp) or isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                 k = node.key if isinstance(node, ast.DictComp) else node.slice

@@ -13,11 +13,11 @@ from pydantic import BaseModel, TypeAdapter
 
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
-    Coverage,
     SCHEMA_VERSION,
     AtStep,
     Band,
     Catalog,
+    Coverage,
     Exact,
     Expectation,
     Median,

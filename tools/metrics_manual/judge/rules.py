@@ -24,8 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metrics_manual.model.keys import KeySet
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.model.keys import KeySet
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.series import Run

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from metrics_manual.model.keys import is_pattern
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from metrics_manual.model.keys import is_pattern
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -29,9 +30,7 @@ Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_one_line)
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 MetricKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$")]
 # A key or a pattern of keys: `{name}` holes stand for any text inside one segment (`eval/{dataset}`).
-KeyPattern = Annotated[
-    str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$")
-]
+KeyPattern = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$")]
 Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
 Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

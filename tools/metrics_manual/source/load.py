@@ -207,7 +207,9 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
                 rloc = ("sections", si, "metrics", mi, "renamed_from", ri, "key")
                 old = metric_anchor(rename.key)
                 if rename.key in seen_keys or old in anchors:
-                    out.append(doc.finding(rloc, f"former key {rename.key!r} is already a key or anchor of the catalog"))
+                    out.append(
+                        doc.finding(rloc, f"former key {rename.key!r} is already a key or anchor of the catalog")
+                    )
                 seen_keys[rename.key] = section.id
                 anchors[old] = metric.key
     return out
