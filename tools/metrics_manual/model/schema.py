@@ -416,9 +416,9 @@ SCHEMA_VERSION: Literal[1] = 1
 
 
 class MetricExport(Strict):
-    key: MetricKey = Field(description="The metric key (a family ends in /*).")
+    key: KeyPattern = Field(description="The metric key (a family ends in /*; a pattern has {name} holes).")
     name: Text | None = Field(None, description="How a family is called in prose.")
-    members: list[MetricKey] = Field(default_factory=list, description="For a family: the keys it stands for.")
+    members: list[KeyPattern] = Field(default_factory=list, description="For a family: the keys it stands for.")
     section: Slug = Field(description="Id of the metric's section.")
     section_title: Text = Field(description="Title of the metric's section.")
     meaning: Text = Field(description="What the value means.")
