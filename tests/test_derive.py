@@ -164,9 +164,7 @@ def test_dry_run_writes_nothing_and_prints_the_diff(seeds, tmp_path: Path) -> No
 def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_findings(seeds) -> None:
     root, runs, args = seeds
     assert (
-        run_cli(
-            "derive", "--profile", "seeds", *args, "--capture-to", "captures/seeds", "--write", cwd=root
-        ).returncode
+        run_cli("derive", "--profile", "seeds", *args, "--capture-to", "captures/seeds", "--write", cwd=root).returncode
         == 0
     )
     assert sorted(p.name for p in (root / "captures/seeds").iterdir()) == [
@@ -463,9 +461,9 @@ def test_check_judges_only_captures_inside_the_project(seeds, tmp_path: Path) ->
     (root / "captures/seed-3.jsonl").unlink()
     missing = run_cli("check", cwd=root)
     assert missing.returncode == 1
-    assert re.search(
-        rf"^{PROFILE}:\d+:\d+: error: capture captures/seed-3.jsonl is missing", missing.stdout, re.M
-    ), missing.stdout
+    assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture captures/seed-3.jsonl is missing", missing.stdout, re.M), (
+        missing.stdout
+    )
 
 
 def test_runs_in_other_forms_give_the_same_ranges(seeds, tmp_path: Path) -> None:

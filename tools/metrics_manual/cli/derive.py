@@ -137,7 +137,9 @@ def capture_folder(root: Path, given: str | None, profile_id: str, runs: list[Ru
     if folder.is_relative_to(root):
         link = symlink_on_the_way(root, folder)
         if link is not None:
-            raise UsageError(f"--capture-to {given}: {_shown(link, root)} is a symlink; captures are written only to real folders")
+            raise UsageError(
+                f"--capture-to {given}: {_shown(link, root)} is a symlink; captures are written only to real folders"
+            )
     return folder
 
 

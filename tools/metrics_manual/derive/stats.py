@@ -23,7 +23,18 @@ from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
 from metrics_manual.judge.rules import covered_steps as rule_steps
 from metrics_manual.model.phrase import num
-from metrics_manual.model.schema import DOMAIN_BOUNDS, Band, Domain, Exact, Expectation, Median, Metric, Presence, Profile, ProfileExport
+from metrics_manual.model.schema import (
+    DOMAIN_BOUNDS,
+    Band,
+    Domain,
+    Exact,
+    Expectation,
+    Median,
+    Metric,
+    Presence,
+    Profile,
+    ProfileExport,
+)
 from metrics_manual.runs.series import Run
 from metrics_manual.source.load import Manual
 
@@ -236,6 +247,12 @@ def _clamp(lo: float, hi: float, domain: Domain) -> tuple[float, float]:
     return lo, hi
 
 
+def band_bounds(values: list[float], method: Method, digits: int, domain: Domain) -> tuple[float, float]:
+    """A band's bounds as derive writes them: the method's envelope, kept to the domain, rounded outward."""
+    lo, hi = _clamp(*method.envelope(values), domain)
+    return _clamp(round_down(lo, digits), round_up(hi, digits), domain)
+
+
 def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Outcome:
     per_run, count, problems = _gather(runs, key, e, o)
     out = Outcome(key, i, "band", "", proposal=e is None)
@@ -243,8 +260,7 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         out.problems = problems
         return out
     values = [v for vs in per_run.values() for v in vs]
-    lo, hi = _clamp(*o.method.envelope(values), domain)
-    lo, hi = _clamp(round_down(lo, o.digits), round_up(hi, o.digits), domain)
+    lo, hi = band_bounds(values, o.method, o.digits, domain)
     new: dict[str, Any] = {"kind": "band"} if e is None else {}
     if e is None or e.min is not None:
         new["min"] = lo

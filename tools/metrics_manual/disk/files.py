@@ -411,7 +411,9 @@ def write_real_file(base: Path, target: Path, text: str) -> None:
     """
     link = symlink_on_the_way(base, target)
     if link is not None:
-        raise WriteError(f"cannot write {target}: {link} is a symlink; metrics-manual writes only real files and folders")
+        raise WriteError(
+            f"cannot write {target}: {link} is a symlink; metrics-manual writes only real files and folders"
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         link = symlink_on_the_way(base, target)  # a folder swapped for a link meanwhile
