@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from metrics_manual.build import exported_profile
+from metrics_manual.check.rejudge import held_against, verdicts
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root
 from metrics_manual.derive.profile_edit import ProfileFile
-from metrics_manual.check.rejudge import held_against, verdicts
 from metrics_manual.derive.stats import DEFAULT_METHOD, Derivation, Method, Options, derive
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
 from metrics_manual.disk.files import locked, symlink_on_the_way, write_real_file

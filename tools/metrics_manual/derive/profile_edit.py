@@ -234,9 +234,9 @@ class ProfileFile:
             data = _yaml(_INDENTS[0]).load(readable)
         except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
             mark = getattr(exc, "problem_mark", None)
-            where = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
             raise SourceError(
-                [Finding(display, *where, f"cannot read for editing: {exc.__class__.__name__}")]
+                [Finding(display, line, col, f"cannot read for editing: {exc.__class__.__name__}")]
             ) from None
         if not isinstance(data, CommentedMap):
             raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
