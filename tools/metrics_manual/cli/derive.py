@@ -24,8 +24,9 @@ from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError
 from metrics_manual.disk.files import locked, symlink_on_the_way, write_real_file
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result
+from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
-from metrics_manual.model.schema import EXPECTATION, Catalog, Profile, ProfileExport
+from metrics_manual.model.schema import EXPECTATION, Catalog, Expectation, Profile, ProfileExport
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.runs.capture import capture_text, sha256_of
 from metrics_manual.runs.series import Run
@@ -280,10 +281,11 @@ def plan(
         if o.values is None or o.problems:
             continue
         values = dict(o.values, sources=run_ids)
-        existing = _existing(profile, o.key, o.index)
-        if not (o.kind == "band" and "window" in existing):
-            condition = with_skip(existing.get("condition"), options.skip_first)
-            if condition != existing.get("condition"):
+        before = _existing(profile, o.key, o.index)
+        if before is None or not keeps_warm_up(before.span):  # a window covers the warm-up: its condition stays
+            was = before.condition if before is not None else None
+            condition = with_skip(was, options.skip_first)
+            if condition != was:
                 values["condition"] = condition  # None removes it
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
@@ -295,9 +297,9 @@ def plan(
     return Plan(result, file, old, new, captures, broken, left_out)
 
 
-def _existing(profile: Profile, key: str, index: int) -> dict[str, Any]:
+def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
     items = profile.expectations.get(key, [])
-    return items[index].model_dump(exclude_none=True) if index < len(items) else {}
+    return items[index] if index < len(items) else None
 
 
 def report(p: Plan) -> None:

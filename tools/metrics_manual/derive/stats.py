@@ -16,24 +16,27 @@ import statistics
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
-from metrics_manual.judge.rules import covered_steps as rule_steps
+from metrics_manual.model import kinds
 from metrics_manual.model.phrase import num
 from metrics_manual.model.schema import (
     DOMAIN_BOUNDS,
     Band,
     Domain,
+    EveryStep,
     Exact,
     Expectation,
+    FirstSteps,
     Median,
     Metric,
     Presence,
     Profile,
     ProfileExport,
+    Window,
 )
 from metrics_manual.runs.series import Run
 from metrics_manual.source.load import Manual
@@ -191,10 +194,11 @@ def covered_steps(
 ) -> list[tuple[int, float]]:
     """(step, value) of `key` at the steps `e` covers that it was logged at.
 
-    The steps are the judge's (`rules.covered_steps`: a window's or a band's first N of the
-    steps the run reached; a proposal, `e` None, the first `limit`, the setup's), less the
-    run's first `skip_first` steps (`Run.first_steps`, the warm-up) except for a window. The
-    same steps `check` re-judges, so a derived range is held against what it came from.
+    The steps are `kinds.covered_steps` (the slicing `judge` and `check` use) of the steps the
+    run reached for `key` (`Run.reached_by`: its step key's, not only those `key` was logged
+    at): a window's or a band's first N, a proposal's (`e` None) first `limit` (the setup's),
+    less the run's first `skip_first` steps (`Run.first_steps`, the warm-up) unless `e` is a
+    window. The same steps `check` re-judges, so a derived range is held against what it came from.
     """
     return _covered(run, key, e, skip_first, limit)[1]
 
@@ -204,14 +208,9 @@ def _covered(
 ) -> tuple[int, list[tuple[int, float]]]:
     """How many of the run's steps `e` covers (warm-up included), and the (step, value) judged."""
     reached = run.reached_by(key)
-    if e is None:
-        steps = reached[:limit] if limit else reached
-    else:
-        steps, _ = rule_steps(e, reached)
-    count = len(steps)
-    if skip_first and not (isinstance(e, Band) and e.window):
-        warm = set(run.first_steps(key, skip_first))
-        steps = [s for s in steps if s not in warm]
+    span = e.span if e is not None else FirstSteps(limit) if limit else EveryStep()
+    count = len(kinds.covered_steps(span, reached)[0])
+    steps, _ = kinds.covered_steps(span, reached, warm_up=skip_first)
     series: Mapping[int, float] = run.series.get(key) or {}
     return count, [(s, series[s]) for s in steps if s in series]
 
@@ -266,10 +265,11 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         new["min"] = lo
     if e is None or e.max is not None:
         new["max"] = hi
-    if e is None or (e.steps and not e.window):
+    span = e.span if e is not None else None
+    if span is None or isinstance(span, FirstSteps):
         new["steps"] = count  # the run's steps, warm-up included: the condition says what is left out
     out.values = new
-    where = f"first {e.window.first} steps" if e and e.window else f"{count} steps per run"
+    where = f"first {span.first} steps" if isinstance(span, Window) else f"{count} steps per run"
     written = " to ".join(num(new[b]) if b in new else "-" for b in ("min", "max"))
     if domain != "any":
         written += f" (kept to the metric's domain: {domain})"
@@ -321,6 +321,27 @@ def _domain(metrics: dict[str, Metric], key: str) -> Domain:
     return metric.value_domain if metric is not None else "any"
 
 
+def _outcome(
+    key: str,
+    i: int,
+    e: Expectation,
+    runs: dict[str, Run],
+    o: Options,
+    judged: dict[str, dict[tuple[str, int], Result]],
+    domain: Domain,
+) -> Outcome:
+    """A band or median derived again from the runs; an exact value or presence checked in each."""
+    match e:
+        case Band():
+            return _band(key, i, e, runs, o, domain)
+        case Median():
+            return _median(key, i, e, runs, o)
+        case Exact() | Presence():
+            return _check(key, i, e, judged)
+        case _:
+            assert_never(e)
+
+
 def _rangeable(metric: Metric | None) -> bool:
     return metric is not None and not metric.members
 
@@ -352,12 +373,7 @@ def derive(
             raise UsageError(f"--metric {key!r} is not in the catalog")
         expectations: list[Expectation] = list(profile.expectations.get(key, []))
         for i, e in enumerate(expectations):
-            if isinstance(e, Band):
-                result.outcomes.append(_band(key, i, e, runs, options, _domain(metrics, key)))
-            elif isinstance(e, Median):
-                result.outcomes.append(_median(key, i, e, runs, options))
-            else:
-                result.outcomes.append(_check(key, i, e, judged))
+            result.outcomes.append(_outcome(key, i, e, runs, options, judged, _domain(metrics, key)))
         if not expectations:
             metric = metrics.get(key)
             if metric is not None and metric.members:
