@@ -139,7 +139,7 @@ def capture_folder(root: Path, given: str | None, profile_id: str, runs: list[Ru
         link = symlink_on_the_way(root, folder)
         if link is not None:
             raise UsageError(
-                f"--capture-to {given}: {_shown(link, root)} is a symlink; captures are written only to real folders"
+                f"--capture-to {given}: {link.relative_to(root).as_posix()} is a symlink; captures are written only to real folders"
             )
     return folder
 
@@ -182,15 +182,15 @@ def applied(export: ProfileExport, derivation: Derivation, run_ids: list[str]) -
 Broken = tuple[str, int, str, Result]  # metric key, expectation index, run name, the judge's result
 
 
-def _failures(export: ProfileExport, runs: dict[str, Run], skip_first: int) -> list[Broken]:
+def _failures(export: ProfileExport, runs: dict[str, Run], skip_first: int, every: bool = False) -> list[Broken]:
     """Each expectation a run breaks, judged as check judges its captures (`rejudge.verdicts`,
-    every expectation that names the run or names no source)."""
+    every expectation that names the run or names no source; `every`: whatever it names)."""
     judged = {name: verdicts(export, run, skip_first) for name, run in runs.items()}
     out = []
     for m in export.metrics:
         for key in m.members or [m.key]:
             for i, e in enumerate(m.expectations):
-                for name in held_against(e.sources, runs):
+                for name in runs if every else held_against(e.sources, runs):
                     r = judged[name].get((key, i))
                     if r is not None and r.verdict != "pass":
                         out.append((key, i, name, r))
@@ -212,7 +212,7 @@ def leave_one_out(
         derivation = derive(manual, profile, others, options, export)
         derived = {(o.key, o.index) for o in derivation.outcomes if o.values is not None and not o.problems}
         held = applied(export, derivation, list(others))
-        broken = [b for b in _failures(held, {name: run}, options.skip_first) if (b[0], b[1]) in derived]
+        broken = [b for b in _failures(held, {name: run}, options.skip_first, every=True) if (b[0], b[1]) in derived]
         head = f"  {name}, judged on the ranges of {', '.join(others)}:"
         lines.append(f"{head} pass" if not broken else f"{head} would fail {len(broken)}")
         lines += [f"    {_line(b)}" for b in broken]

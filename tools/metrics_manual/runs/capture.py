@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import replace
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -78,6 +79,8 @@ def read_capture_run(path: Path, shown: str, catalog: Catalog) -> Run:
         # Captures arrive in pull requests: whatever a reader cannot take is a finding, never a traceback.
         raise CaptureError([Finding(shown, 1, 1, f"capture cannot be read: {exc.__class__.__name__}")]) from None
     run.paths = [shown]
+    # The reader names the file as it opened it; a finding names it as the project does.
+    run.problems = [replace(f, path=shown) if Path(f.path) == path else f for f in run.problems]
     return run
 
 
