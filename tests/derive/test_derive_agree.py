@@ -320,7 +320,9 @@ def test_a_hostile_committed_capture_is_a_finding_never_a_traceback(tmp_path: Pa
     checked = run_cli("check", cwd=root)
     assert checked.returncode == 1
     assert "SHA-256" not in checked.stdout
-    assert "captures/seed-2.jsonl:" in checked.stdout or "capture 'seed-2' gives error" in checked.stdout, checked.stdout
+    assert "captures/seed-2.jsonl:" in checked.stdout or "capture 'seed-2' gives error" in checked.stdout, (
+        checked.stdout
+    )
 
 
 def test_derive_waits_for_the_project_lock(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import replace
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from metrics_manual.diagnostics.finding import Finding, ManualError
