@@ -394,3 +394,23 @@ def test_every_command_finishes_a_pending_switch_first(tiny: Path, command: list
         run_cli(*command, cwd=tiny)
     assert (tiny / rel).read_text("utf-8") == "new\n"
     assert not (tiny / files_mod.JOURNAL).exists() and not (tiny / files_mod.STAGING).exists()
+
+
+def test_a_forged_journal_naming_a_hand_written_page_deletes_nothing(tiny: Path) -> None:
+    """A journal that arrived with the files (a pull request) names pages to remove: only a file that
+    the build itself saved before switching (a hard link in staging) is ever removed."""
+    build(tiny)
+    page = tiny / "docs/index.md"
+    page.write_text("# Hand-written\n", "utf-8")
+    stray = "docs/reference/old.md"
+    (tiny / stray).write_text("old\n", "utf-8")
+    saved = tiny / files_mod.STAGING / files_mod.OLD
+    (saved / "docs").mkdir(parents=True)
+    (saved / "docs/index.md").write_text("# Hand-written\n", "utf-8")  # a copy, as a checkout makes it
+    (saved / "docs/reference").mkdir()
+    os.link(tiny / stray, saved / stray)  # what apply does before a switch
+    (tiny / files_mod.JOURNAL).write_text(json.dumps({"write": [], "remove": ["docs/index.md", stray]}), "utf-8")
+    assert run_cli("validate", cwd=tiny).returncode == 0
+    assert page.read_text("utf-8") == "# Hand-written\n"
+    assert not (tiny / stray).exists()
+    assert not (tiny / files_mod.JOURNAL).exists() and not (tiny / files_mod.STAGING).exists()

@@ -263,7 +263,18 @@ def _roll_forward(root: Path, write: list[str], remove: list[str]) -> None:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, root / rel)
     for rel in remove:
-        (root / rel).unlink(missing_ok=True)
+        # Only a file that `apply` itself saved (a hard link in staging, the same inode): a journal
+        # that arrived in a pull request cannot hold a hard link, so it can never make us delete a page.
+        if _saved_by_apply(root, rel):
+            (root / rel).unlink()
+
+
+def _saved_by_apply(root: Path, rel: str) -> bool:
+    target, saved = root / rel, root / STAGING / OLD / rel
+    try:
+        return not target.is_symlink() and not saved.is_symlink() and os.path.samefile(target, saved)
+    except OSError:
+        return False
 
 
 def _roll_back(root: Path, write: list[str], remove: list[str]) -> None:
