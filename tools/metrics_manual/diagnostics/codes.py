@@ -113,6 +113,21 @@ NOT_A_SOURCE_FILE = _code(
     "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml and ranges/profiles/; "
     "move this file elsewhere",
 )
+COVERAGE_STALE = _code(
+    "MM111",
+    "coverage-stale",
+    "ranges/coverage.yaml was checked against another Miles commit than the catalog reads.",
+    "Run `metrics-manual coverage --miles PATH` on the catalog's commit and update ranges/coverage.yaml.",
+    "ranges/coverage.yaml:3:9: error: checked against Miles 0123456789ab but ranges/catalog.yaml reads Miles at "
+    "31f1ca961a94; run `metrics-manual coverage --miles PATH` and update this file",
+)
+COVERAGE_CONTRADICTS = _code(
+    "MM112",
+    "coverage-contradicts",
+    "ranges/coverage.yaml calls a key undocumented that the catalog documents, or the other way round.",
+    "Remove the entry from ranges/coverage.yaml, or move it to the list it belongs in.",
+    "ranges/coverage.yaml:12:11: error: 'train/grad_norm' is documented in ranges/catalog.yaml",
+)
 
 # --- 2: the source's YAML ------------------------------------------------------------------------
 INVALID_YAML = _code(
@@ -431,6 +446,30 @@ UNREADABLE_RUN = _code(
     "A run file cannot be read as its form at all.",
     "Check the file's permissions and form (--input-format).",
     "run.csv:1:1: error: cannot read as wandb-csv: line contains NUL",
+)
+
+# --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------
+UNDOCUMENTED_KEY = _code(
+    "MM601",
+    "undocumented-key",
+    "Miles logs a key that the catalog does not document.",
+    "Document the key in ranges/catalog.yaml, or name it in ranges/coverage.yaml with why it stands apart.",
+    "miles/backends/training_utils/log_utils.py:88:1: error: train/new_metric is logged here but not documented in "
+    "ranges/catalog.yaml",
+)
+NO_LONGER_LOGGED = _code(
+    "MM602",
+    "no-longer-logged",
+    "The catalog documents a key that Miles no longer logs.",
+    "Remove the metric from ranges/catalog.yaml, or name it in ranges/coverage.yaml with why.",
+    "ranges/catalog.yaml:1:1: error: train/old_metric is documented but Miles no longer logs it",
+)
+ORIGIN_MOVED = _code(
+    "MM603",
+    "origin-moved",
+    "A metric's origin (file or function) in the catalog is not where Miles logs it any more.",
+    "Update the metric's origin in ranges/catalog.yaml.",
+    "ranges/catalog.yaml:1:1: error: train/grad_norm: miles/utils.py log_step: the function is gone",
 )
 
 # --- 9: the command ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile
+from metrics_manual.model.schema import CodeRepository, Expectation, Profile, metric_anchor
 from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
@@ -110,6 +110,7 @@ def environment(templates: Path) -> jinja2.Environment:
         attr=attr,
         unit_name=unit_name,
         drawing=drawing,
+        metric_anchor=metric_anchor,
     )
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
@@ -165,6 +166,8 @@ def render_pages(
         "catalog": manual.catalog,
         "profiles": manual.profiles,
         "fields": field_reference(),
+        "coverage": manual.coverage,
+        "documented": manual.documented(),
         "finding_codes": list(CODES.values()),
     }
     context.update(page_context(manual, captured or {}, in_repo or {}))
