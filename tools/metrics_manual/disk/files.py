@@ -271,12 +271,20 @@ def recover(root: Path) -> bool:
         try:
             _roll_forward(root, *entries)
         except OSError as exc:
-            _roll_back(root, *entries)
-            _clear(root)
-            raise WriteError(
-                f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"
-            ) from None
-    return _clear(root) or had
+            what = exc.filename or "the generated files"
+            try:
+                _roll_back(root, *entries)
+                _clear(root)
+            except OSError:  # the journal stays: the next command finishes the switch (new files, never a mix)
+                raise WriteError(f"cannot write {what}: {exc.strerror}; the next command finishes the switch") from None
+            raise WriteError(f"cannot write {what}: {exc.strerror}; nothing was changed") from None
+    try:
+        return _clear(root) or had
+    except OSError as exc:  # the files are complete; only the journal or staging is left for the next command
+        raise WriteError(
+            f"cannot remove {exc.filename or STAGING}: {exc.strerror}; the files are complete and the next "
+            "command tidies up"
+        ) from None
 
 
 def _roll_forward(root: Path, write: list[str], remove: list[str]) -> None:
@@ -392,12 +400,13 @@ def apply(root: Path, todo: Plan) -> None:
                 os.link(root / rel, staging / OLD / rel)
         journal = json.dumps({"write": sorted(todo.write), "remove": todo.remove})
         write_text(root / f"{JOURNAL}.new", journal, 0o644)
+        os.replace(root / f"{JOURNAL}.new", root / JOURNAL)  # the commit point
     except OSError as exc:
-        _remove_staging(root)
-        (root / f"{JOURNAL}.new").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # what is left without a journal, the next command removes
+            _remove_staging(root)
+            (root / f"{JOURNAL}.new").unlink(missing_ok=True)
         what = exc.filename if isinstance(exc.filename, str) else "the generated files"
         raise WriteError(f"cannot write {what}: {exc.strerror}; nothing was changed") from None
-    os.replace(root / f"{JOURNAL}.new", root / JOURNAL)  # the commit point
     recover(root)
 
 
