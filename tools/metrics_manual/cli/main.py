@@ -17,6 +17,7 @@ from metrics_manual.build import exported_profile
 from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.cli.derive import derive_command
+from metrics_manual.cli.diff import diff_command
 from metrics_manual.cli.judge import judge_command
 from metrics_manual.diagnostics.finding import ManualError, errors, report
 from metrics_manual.disk.files import write_file
@@ -131,6 +132,7 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
 
 main.add_command(judge_command)
 main.add_command(derive_command)
+main.add_command(diff_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
