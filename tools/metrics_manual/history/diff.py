@@ -45,16 +45,16 @@ class FieldChange(Strict):
 
 class RangeChange(Strict):
     change: Kind = Field(description="added, removed or updated (a range of the same kind that changed).")
-    before: str | None = Field(None, description="The range before, in words; none when added.")
-    after: str | None = Field(None, description="The range after, in words; none when removed.")
+    before: str | None = Field(default=None, description="The range before, in words; none when added.")
+    after: str | None = Field(default=None, description="The range after, in words; none when removed.")
     fields: list[FieldChange] = Field(default_factory=list, description="Updated: each part that changed.")
 
 
 class MetricChange(Strict):
     key: str = Field(description="The metric key after the change (before it, when removed).")
     change: Kind
-    renamed_from: str | None = Field(None, description="Renamed: the key before.")
-    section: str | None = Field(None, description="Id of the metric's section (after; before when removed).")
+    renamed_from: str | None = Field(default=None, description="Renamed: the key before.")
+    section: str | None = Field(default=None, description="Id of the metric's section (after; before when removed).")
     fields: list[FieldChange] = Field(
         default_factory=list, description="Catalog: meaning, unit, path ... that changed."
     )
@@ -73,7 +73,7 @@ class ProfileChange(Strict):
 
 class Revision(Strict):
     name: str = Field(description="As given: a revision, or 'working tree'.")
-    commit: str | None = Field(None, description="Full commit id; none for the working tree or an empty side.")
+    commit: str | None = Field(default=None, description="Full commit id; none for the working tree or an empty side.")
 
 
 class RangeDiff(Strict):
