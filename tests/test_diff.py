@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -11,32 +10,10 @@ import markdown
 import pytest
 
 from conftest import REPO, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
+from git_helpers import commit, edit, git
 from metrics_manual.history.diff import RangeDiff
 
 SCHEMA = json.loads((REPO / "docs/export/diff.schema.json").read_text("utf-8"))
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-
-
-def commit(root: Path, message: str) -> str:
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "--allow-empty", "-m", message)
-    return git(root, "rev-parse", "HEAD")
-
-
-def edit(root: Path, rel: str, old: str, new: str) -> None:
-    path = root / rel
-    text = path.read_text("utf-8")
-    assert old in text, old
-    path.write_text(text.replace(old, new), "utf-8")
 
 
 @pytest.fixture

@@ -197,6 +197,12 @@ def metric_fields(m: Metric, section: str) -> dict[str, str]:
     }
 
 
+def _new_metric_fields(m: Metric, section: str) -> dict[str, str]:
+    """What a reader needs of an added metric: its meaning, unit and section (the rest is on its entry)."""
+    f = metric_fields(m, section)
+    return {k: f[k] for k in ("meaning", "unit", "section")}
+
+
 def _sections_of(manual: Manual | None) -> dict[str, str]:
     return {m.key: s.id for s in manual.catalog.sections for m in s.metrics} if manual else {}
 
@@ -243,7 +249,7 @@ def catalog_changes(old: Manual | None, new: Manual | None) -> tuple[list[Metric
                     key=key,
                     change="added",
                     section=nsec[key],
-                    fields=_changed({}, metric_fields(m, nsec[key])),
+                    fields=_changed({}, _new_metric_fields(m, nsec[key])),
                     anchor=m.anchor,
                 )
             )

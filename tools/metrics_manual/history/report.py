@@ -73,21 +73,18 @@ def to_markdown(
     *,
     heading: str = "###",
     header: bool = True,
-    metric_link: Callable[[str, str], str] | None = None,
+    metric_link: Callable[[str], str | None] | None = None,
 ) -> str:
     """Markdown for a pull-request comment or a page; text from ranges/ is inert (site.render.inert).
 
-    `metric_link(key, anchor)`, when given, makes each metric key a link (the Changes page links the reference page).
+    `metric_link(key)`, when given, makes a metric key a link where it returns one (the Changes page
+    links the reference page).
     """
     from metrics_manual.site.render import code, inert  # Jinja's import cost only for Markdown
 
     def key(k: str) -> str:
-        return code(k)
-
-    def linked(m: MetricChange) -> Callable[[str], str]:
-        if metric_link is None:
-            return key
-        return lambda k: f"[{code(k)}]({metric_link(k, m.anchor)})" if k == m.key else key(k)
+        url = metric_link(k) if metric_link else None
+        return f"[{code(k)}]({url})" if url else code(k)
 
     out = [f"{heading} Range changes: {inert(_rev(d.base))} → {inert(_rev(d.head))}", ""] if header else []
     if d.empty:
@@ -96,14 +93,14 @@ def to_markdown(
         out += [f"{heading}# Catalog", ""]
         out += [f"- {_field(f, inert)}" for f in [*d.catalog, *d.sections]]
         for m in d.metrics:
-            out += _md_list(_metric_lines(m, inert, linked(m)))
+            out += _md_list(_metric_lines(m, inert, key))
         out.append("")
     for p in d.profiles:
         head = _profile_head(p, inert)
         out += [f"{heading}# {head[0].upper()}{head[1:]}", ""]
         out += [f"- {_field(f, inert)}" for f in p.fields]
         for m in p.metrics:
-            out += _md_list(_metric_lines(m, inert, linked(m)))
+            out += _md_list(_metric_lines(m, inert, key))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
