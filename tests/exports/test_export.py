@@ -45,7 +45,7 @@ def test_published_exports_validate_against_their_schema(suffix: str) -> None:
     files = sorted(
         f
         for f in (REPO / "docs/export").glob(f"*.{suffix}")
-        if not f.name.endswith((".schema.json", ".grafana.json"))  # a dashboard: tests/test_grafana.py
+        if not f.name.endswith((".schema.json", ".grafana.json"))  # a dashboard: tests/exports/test_grafana.py
     )
     assert files, "no exported profiles"
     for file in files:

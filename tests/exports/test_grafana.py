@@ -21,7 +21,7 @@ from metrics_manual.exports.grafana import grafana_unit, md, uid
 from metrics_manual.model.schema import AtStep, Band, Exact, Median
 from metrics_manual.source.load import Manual, load_manual
 
-VENDOR = Path(__file__).parent / "vendor" / "grafana-foundation-sdk"
+VENDOR = Path(__file__).parents[1] / "vendor" / "grafana-foundation-sdk"
 
 
 def _schema(name: str, definition: str | None = None) -> dict[str, Any]:
