@@ -6,7 +6,7 @@ from pathlib import Path
 
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.history.diff import RangeDiff, Revision, diff_manuals
-from metrics_manual.history.git import default_base, git, history_state, load_revision, resolve
+from metrics_manual.history.git import default_base, history_state, load_revision, resolve
 from metrics_manual.source.load import load_manual
 
 WORKING_TREE = "working tree"
@@ -20,11 +20,6 @@ def compare(root: Path, base: str | None, head: str | None) -> RangeDiff:
     why = history_state(root)
     if why:
         raise UsageError(f"cannot read the history of the ranges: {why}")
-    top = Path(git(root, "rev-parse", "--show-toplevel").strip()).resolve()
-    if top != root.resolve():
-        raise UsageError(
-            f"the project {root} is not the top of its git repository ({top}); diff reads ranges/ at the top"
-        )
     base_sha = resolve(root, base) if base else default_base(root)
     base_rev = Revision(name=base or "merge base with main", commit=base_sha)
     old = load_revision(root, base_sha)

@@ -47,6 +47,9 @@ def history_state(root: Path) -> str | None:
         return str(exc)
     if inside != "true":
         return "not a git repository"
+    top = git(root, "rev-parse", "--show-toplevel", check=False).strip()
+    if not top or Path(top).resolve() != root.resolve():
+        return "a project that is not the top folder of its git repository"
     if git(root, "rev-parse", "--is-shallow-repository", check=False).strip() == "true":
         return "a shallow clone"
     if not git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
