@@ -20,9 +20,9 @@ def check(root: Path, *args: str):
 
 def test_build_writes_only_changed_files(tiny: Path) -> None:
     first = build(tiny)
-    assert first.endswith("16 written, 0 unchanged, 0 removed\n")
+    assert first.endswith("18 written, 0 unchanged, 0 removed\n")
     stamps = {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
-    assert build(tiny).endswith("0 written, 16 unchanged, 0 removed\n")
+    assert build(tiny).endswith("0 written, 18 unchanged, 0 removed\n")
     assert stamps == {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
     profile = tiny / "ranges/profiles/tiny.yaml"
     profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
@@ -31,6 +31,7 @@ def test_build_writes_only_changed_files(tiny: Path) -> None:
     assert sorted(line for line in out.splitlines() if line.startswith("wrote")) == [
         "wrote docs/.generated.json",
         "wrote docs/export/tiny.csv",
+        "wrote docs/export/tiny.grafana.json",
         "wrote docs/export/tiny.json",
         "wrote docs/export/tiny.rules.yml",
         "wrote docs/export/tiny.yaml",

@@ -8,6 +8,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.disk.files import Plan, apply, locked, plan, recover
 from metrics_manual.exports.formats import export_document, render_exports, source_schemas
+from metrics_manual.history.diff import diff_schema
 from metrics_manual.judge.rules import verdict_schemas
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.capture import captured_runs_by_profile, captures_in_repo
@@ -45,6 +46,7 @@ def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str
             **render_exports(manual, site_url(root)),
             **source_schemas(),
             **verdict_schemas(),
+            **diff_schema(),
         }
     return manual, files
 

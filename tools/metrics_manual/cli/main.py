@@ -18,6 +18,7 @@ from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.cli.coverage import coverage_command
 from metrics_manual.cli.derive import derive_command
+from metrics_manual.cli.diff import diff_command
 from metrics_manual.cli.judge import judge_command
 from metrics_manual.cli.listing import list_command
 from metrics_manual.diagnostics.finding import ManualError, errors
@@ -139,6 +140,7 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
 
 main.add_command(judge_command)
 main.add_command(derive_command)
+main.add_command(diff_command)
 main.add_command(coverage_command)
 main.add_command(list_command)
 

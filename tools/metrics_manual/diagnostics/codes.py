@@ -6,7 +6,8 @@ docs/findings.md lists this registry. A code never changes meaning once released
 and add a new one instead.
 
 Hundreds: 1 the source's fields, 2 the source's YAML, 3 templates and the site's set-up,
-4 generated files (build and check), 5 run files (judge, derive, captures), 9 the command.
+4 generated files (build and check), 5 run files (judge, derive, captures), 6 coverage, 7 history,
+9 the command.
 """
 
 from __future__ import annotations
@@ -471,6 +472,16 @@ ORIGIN_MOVED = _code(
     "Update the metric's origin in ranges/catalog.yaml.",
     "ranges/catalog.yaml:1:1: error: train/grad_norm: miles/utils.py log_step: the function is gone",
 )
+
+# --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------
+NO_CATALOG_AT_REVISION = _code(
+    "MM701",
+    "no-catalog-at-revision",
+    "The git revision given to `diff` has no ranges/catalog.yaml.",
+    "Name a revision of this project's history that has its ranges (a commit, a branch or a tag).",
+    "0123456789ab:ranges/catalog.yaml:1:1: error: no catalog at this revision",
+)
+
 
 # --- 9: the command ----------------------------------------------------------------------------
 USAGE = _code(

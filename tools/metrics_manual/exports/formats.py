@@ -34,8 +34,8 @@ from metrics_manual.source.load import Manual
 
 EXPORT_DIR = "docs/export"
 SCHEMA_DIR = "docs/schema"  # the source's schemas: editors validate ranges/*.yaml against them
-EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus")
-SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml"}
+EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus", "grafana")
+SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml", "grafana": ".grafana.json"}
 REFERENCE_PAGE = "reference/metrics/"
 
 CSV_COLUMNS: dict[str, str] = {
@@ -390,6 +390,10 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
         return to_yaml(doc)
     if fmt == "csv":
         return to_csv(doc)
+    if fmt == "grafana":
+        from metrics_manual.exports.grafana import to_grafana  # it imports gauge_name from here
+
+        return to_grafana(doc)
     return to_prometheus(doc)
 
 
