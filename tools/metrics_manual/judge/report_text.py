@@ -6,7 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.judge.rules import Judgement, Result, findings
+from metrics_manual.judge.rules import Judgement, Result, Span, findings
+from metrics_manual.runs.read import inert
 from metrics_manual.model.phrase import num, plain
 
 OUTPUTS = ("text", "json", "junit", "github")
@@ -23,15 +24,9 @@ def render(j: Judgement, fmt: str) -> str:
     return text(j)
 
 
-def ranges(steps: list[int]) -> str:
+def ranges(spans: list[Span]) -> str:
     """3, 7-9: steps in the form --exclude-steps takes."""
-    out: list[str] = []
-    for s in sorted(set(steps)):
-        if out and out[-1].split("-")[-1] == str(s - 1):
-            out[-1] = f"{out[-1].split('-')[0]}-{s}"
-        else:
-            out.append(str(s))
-    return ", ".join(out)
+    return ", ".join(str(s.first) if s.first == s.last else f"{s.first}-{s.last}" for s in spans)
 
 
 def headline(j: Judgement) -> list[str]:
@@ -45,6 +40,10 @@ def headline(j: Judgement) -> list[str]:
     ]
     if run.excluded_steps:
         lines.append(f"excluded steps: {ranges(run.excluded_steps)}")
+    for sk, step in run.unfinished_steps.items():
+        lines.append(f"unfinished: {sk} {step} (a file's last line is cut; no value is missing there)")
+    for r in run.relogged:
+        lines.append(f"re-logged (a resumed run; the later record is judged): {r.path}: {r.step_key} {ranges(r.steps)}")
     return lines
 
 
@@ -68,9 +67,13 @@ def text(j: Judgement) -> str:
             f"  {n.metric}" + (f" (expectation {n.expectation})" if n.expectation is not None else "") + f": {n.reason}"
             for n in j.not_judged
         ]
+    if j.run.unlisted_keys:
+        out.append(f"  and about {num(j.run.unlisted_keys)} more keys not in the catalog (not listed)")
     out += [str(f) for f in findings(j)]
     out.append(summary_line(j))
-    return "\n".join(out) + "\n"
+    # Keys and paths come from the run's files: a newline or an escape sequence in one must not
+    # forge a line or drive the terminal.
+    return "\n".join(inert(line) for line in out) + "\n"
 
 
 # XML 1.0 cannot hold most control characters, even escaped.
@@ -78,7 +81,12 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _x(s: str) -> str:
-    return _NOT_XML.sub("\ufffd", s)
+    return _NOT_XML.sub("\ufffd", inert(s))
+
+
+def _xt(s: str) -> str:
+    """Multi-line text: each line made inert, the line breaks kept."""
+    return "\n".join(_x(line) for line in s.split("\n"))
 
 
 def junit(j: Judgement) -> str:
@@ -119,29 +127,29 @@ def junit(j: Judgement) -> str:
         if r.verdict != "pass":
             tag = "failure" if r.verdict == "fail" else "error"
             el = ET.SubElement(case, tag, message=_x(r.reason), type=r.verdict)
-            el.text = _x(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
+            el.text = "\n".join(_x(t) for t in (f"{r.metric}: expected {r.expected}", r.reason, r.url) if t)
         else:
             ET.SubElement(case, "system-out").text = _x(r.reason)
     case = ET.SubElement(suite, "testcase", classname="run", name="the run's files read cleanly", time="0")
     errs = [f for f in findings(j) if f.severity == "error"]
     if errs:
-        ET.SubElement(case, "error", message=_x(f"{len(errs)} reading error(s)"), type="error").text = _x(
-            "\n".join(str(f) for f in errs)
+        ET.SubElement(case, "error", message=_x(f"{len(errs)} reading error(s)"), type="error").text = "\n".join(
+            _x(str(f)) for f in errs
         )
     warns = [str(f) for f in findings(j) if f.severity != "error"]
     if warns:
-        ET.SubElement(case, "system-err").text = _x("\n".join(warns))
+        ET.SubElement(case, "system-err").text = "\n".join(_x(w) for w in warns)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _prop(value: str) -> str:
     # A property of a workflow command ends at ',' or '::'.
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
+    return inert(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")).replace(":", "%3A").replace(",", "%2C")
 
 
 def _msg(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return inert(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def github(j: Judgement) -> str:
@@ -152,7 +160,7 @@ def github(j: Judgement) -> str:
             continue
         title = _prop(f"{r.metric} {r.verdict}")
         out.append(f"::error title={title}::{_msg(f'{r.metric}: expected {r.expected}; {r.reason}')}")
-    out += [f.github() for f in findings(j)]
+    out += [inert(f.github()) for f in findings(j)]
     out.append(f"::notice title=metrics-manual judge::{_msg(summary_line(j))}")
     return "\n".join(out) + "\n"
 
