@@ -60,7 +60,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     line = b"".join(long) + chunk[: nl + 1]
                     _scan(line, len(line), offset, out, problems, missing_step)
                 else:
-                    problems.append((offset, _TOO_LONG, "error", 1))
+                    problems.append((offset, _too_long(), "error", 1))
                 offset += long_len
                 long, long_len = None, 0
                 chunk = chunk[nl + 1 :]
@@ -74,7 +74,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 long, long_len, tail = [data], len(data), b""  # one line longer than a chunk
         if long is not None:
             if long_len > MAX_LINE:
-                problems.append((offset, _TOO_LONG, "error", 1))
+                problems.append((offset, _too_long(), "error", 1))
             else:
                 tail = b"".join(long)
     if tail.strip():
@@ -93,7 +93,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
             out.cut(rel, lines[offset])
 
 
-_TOO_LONG = f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)"
+def _too_long() -> str:
+    return f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)"
 
 
 def _may_be_metric(data: bytes, start: int, stop: int) -> bool:
@@ -111,7 +112,7 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
     while start < end:
         stop = find(b"\n", start, end)
         if stop - start > MAX_LINE:
-            problems.append((offset + start, _TOO_LONG, "error", 1))
+            problems.append((offset + start, _too_long(), "error", 1))
         elif _may_be_metric(data, start, stop):
             line = data[start:stop]
             try:

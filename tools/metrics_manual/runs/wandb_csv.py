@@ -63,7 +63,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 if step is None:
                     if scell:
                         out.problem(rel, n, f"{key}: its step {scell[:40]!r} is not an integer from 0 to 2^63-1")
-                    elif key not in missing_step:
+                        break  # once per row
+                    if key not in missing_step:
                         missing_step.add(key)
                         other = next((header[j] for j in steps_at if row[j] and j != si), None)
                         if other:
