@@ -696,3 +696,27 @@ def test_no_known_form_names_the_forms_tried(tmp_path: Path, project: Path) -> N
     for phrase in ("no metrics file of a known form", "events, dashboard, ci-history, tensorboard, wandb-csv",
                    "--input-format"):
         assert phrase in ran.stderr
+
+
+# --- the judging page states the rules in the code's words ---------------------------------------
+
+
+def _words(text: str) -> str:
+    return " ".join(text.replace("`", "").split())
+
+
+def test_the_judging_page_states_the_rules_and_caps_of_the_code() -> None:
+    from metrics_manual.judge import rules
+    from metrics_manual.runs import detect
+
+    page = _words((Path(__file__).parents[1] / "docs" / "judging.md").read_text("utf-8"))
+    merge = collect.__doc__.split("The rules of a merge (docs/judging.md states them in these words):")[1]
+    for bullet in merge.strip().split("\n- "):
+        assert _words(bullet.lstrip("- ")) in page, bullet
+    before = rules.__doc__.split("Before any rule, what makes a pass unearned (ERRORS below, the words of docs/judging.md):")[1]
+    assert _words(before.split(". Excluded steps")[0]) in page
+    rule = detect.__doc__.split("by the top-level keys of its first line:")[1].split("; a CSV")[0]
+    assert _words(rule) in page and "the event log" in rule
+    assert f"a line of at most {collect.MAX_LINE >> 20} MB" in page
+    assert f"{collect.KEYS_KEPT:,} distinct keys" in page
+    assert "from 0 to 2^63-1" in page and collect.MAX_STEP == 2**63 - 1
