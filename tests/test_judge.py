@@ -467,7 +467,9 @@ def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: 
     run_forms.write_ci_history(run, tmp_path / "ci")
     verdict = api.judge(profile, api.read_run([tmp_path / "ci"], _steps()), exclude_steps=[9])
     assert isinstance(verdict, api.Judgement)
-    assert bad(verdict) == {("train/ppo_kl", 0): "fail"} and [(s.first, s.last) for s in verdict.run.excluded_steps] == [(9, 9)]
+    assert bad(verdict) == {("train/ppo_kl", 0): "fail"} and [
+        (s.first, s.last) for s in verdict.run.excluded_steps
+    ] == [(9, 9)]
 
 
 def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Path, profile: ProfileExport) -> None:

@@ -489,16 +489,48 @@ def _dash_line(metrics: str, step: str = "3") -> str:
 DEEP = "[" * 100_000 + "]" * 100_000
 # name -> (form, text appended to the form's first file, a phrase of the finding)
 HOSTILE = {
-    "events: a step of 2^63": ("events", _events_line('{"train/step": 9223372036854775808, "train/grad_norm": 1}'), "not a step"),
-    "dashboard: a step of 2^63": ("dashboard", _dash_line('{"train/grad_norm": 1}', "9223372036854775808"), "not a step"),
-    "ci-history: a step of 2^63": ("ci-history", '{"metric": "train/grad_norm", "series": [[9223372036854775808, 1.0]]}\n', "0 to 2^63-1"),
+    "events: a step of 2^63": (
+        "events",
+        _events_line('{"train/step": 9223372036854775808, "train/grad_norm": 1}'),
+        "not a step",
+    ),
+    "dashboard: a step of 2^63": (
+        "dashboard",
+        _dash_line('{"train/grad_norm": 1}', "9223372036854775808"),
+        "not a step",
+    ),
+    "ci-history: a step of 2^63": (
+        "ci-history",
+        '{"metric": "train/grad_norm", "series": [[9223372036854775808, 1.0]]}\n',
+        "0 to 2^63-1",
+    ),
     "wandb-csv: a step of 1e20": ("wandb-csv", None, "not an integer from 0 to 2^63-1"),
-    "events: JSON nested 100k deep": ("events", _events_line('{"train/step": 3, "x": ' + DEEP + "}"), "nested too deeply"),
+    "events: JSON nested 100k deep": (
+        "events",
+        _events_line('{"train/step": 3, "x": ' + DEEP + "}"),
+        "nested too deeply",
+    ),
     "dashboard: JSON nested 100k deep": ("dashboard", _dash_line(DEEP), "nested too deeply"),
-    "ci-history: JSON nested 100k deep": ("ci-history", '{"metric": "train/grad_norm", "series": ' + DEEP + "}\n", "nested too deeply"),
-    "events: a lone surrogate in a key": ("events", _events_line('{"train/step": 3, "train/x\\ud800": 1}'), "lone surrogate"),
-    "dashboard: a lone surrogate in a key": ("dashboard", _dash_line('{"train/step": 3, "tr\\udfffain/x": 1}'), "lone surrogate"),
-    "ci-history: a lone surrogate in a key": ("ci-history", '{"metric": "train/\\uD834", "series": [[1, 1.0]]}\n', "lone surrogate"),
+    "ci-history: JSON nested 100k deep": (
+        "ci-history",
+        '{"metric": "train/grad_norm", "series": ' + DEEP + "}\n",
+        "nested too deeply",
+    ),
+    "events: a lone surrogate in a key": (
+        "events",
+        _events_line('{"train/step": 3, "train/x\\ud800": 1}'),
+        "lone surrogate",
+    ),
+    "dashboard: a lone surrogate in a key": (
+        "dashboard",
+        _dash_line('{"train/step": 3, "tr\\udfffain/x": 1}'),
+        "lone surrogate",
+    ),
+    "ci-history: a lone surrogate in a key": (
+        "ci-history",
+        '{"metric": "train/\\uD834", "series": [[1, 1.0]]}\n',
+        "lone surrogate",
+    ),
 }
 
 
@@ -581,7 +613,9 @@ def test_a_line_longer_than_the_cap_is_a_finding(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("form", ["events", "dashboard"])
-def test_a_256_mb_line_without_a_newline_is_read_in_linear_time(form: str, tmp_path: Path, profile: ProfileExport) -> None:
+def test_a_256_mb_line_without_a_newline_is_read_in_linear_time(
+    form: str, tmp_path: Path, profile: ProfileExport
+) -> None:
     files = run_forms.write(form, clean(), tmp_path / form)
     with files[0].open("ab") as fh:
         block = b"y" * (1 << 20)
@@ -617,13 +651,23 @@ def test_exclude_steps_are_ranges_not_sets_of_steps(tmp_path: Path, project: Pat
     run_forms.write_dashboard(clean(), tmp_path / "d")
     spans = ",".join(f"{k * 20_000_000 + 100}-{k * 20_000_000 + 10_000_099}" for k in range(20))
     start = time.perf_counter()
-    ran = run_cli("judge", "--profile", "judged", str(tmp_path / "d"), "--exclude-steps", f"3,{spans}",
-                  "--format", "json", cwd=project)
+    ran = run_cli(
+        "judge",
+        "--profile",
+        "judged",
+        str(tmp_path / "d"),
+        "--exclude-steps",
+        f"3,{spans}",
+        "--format",
+        "json",
+        cwd=project,
+    )
     assert ran.returncode == 0 and time.perf_counter() - start < 10
     data = json.loads(ran.stdout)
     assert data["run"]["excluded_steps"][0] == {"first": 3, "last": 3} and len(data["run"]["excluded_steps"]) == 21
-    ran = run_cli("judge", "--profile", "judged", str(tmp_path / "d"), "--exclude-steps", "0-9223372036854775808",
-                  cwd=project)
+    ran = run_cli(
+        "judge", "--profile", "judged", str(tmp_path / "d"), "--exclude-steps", "0-9223372036854775808", cwd=project
+    )
     assert ran.returncode == 2 and "at most 2^63-1" in ran.stderr
 
 
@@ -631,9 +675,7 @@ FORGED = ["rollout/x\n8 pass, 0 fail", "rollout/\x1b]0;pwned\x07y", "\x1b[2J\x1b
 
 
 @pytest.mark.parametrize("fmt", ["text", "github", "junit"])
-def test_keys_from_the_run_are_printed_with_control_characters_escaped(
-    fmt: str, tmp_path: Path, project: Path
-) -> None:
+def test_keys_from_the_run_are_printed_with_control_characters_escaped(fmt: str, tmp_path: Path, project: Path) -> None:
     run = clean()
     files = run_forms.write_dashboard(run, tmp_path / "d")
     with files[0].open("a", encoding="utf-8") as fh:
@@ -657,7 +699,9 @@ def test_keys_from_the_run_are_printed_with_control_characters_escaped(
 @pytest.mark.parametrize("suffix", ["json", "yaml"])
 def test_judge_takes_an_exported_profile_outside_any_project(suffix: str, tmp_path: Path, project: Path) -> None:
     exported = tmp_path / f"judged.{suffix}"
-    assert run_cli("export", "--profile", "judged", "--format", suffix, "-o", str(exported), cwd=project).returncode == 0
+    assert (
+        run_cli("export", "--profile", "judged", "--format", suffix, "-o", str(exported), cwd=project).returncode == 0
+    )
     elsewhere = tmp_path / "ci"
     elsewhere.mkdir()
     run_forms.write_events(_faulty(), elsewhere / "events")
@@ -693,8 +737,11 @@ def test_no_known_form_names_the_forms_tried(tmp_path: Path, project: Path) -> N
     (tmp_path / "cfg" / "config.json").write_text('{"lr": 1e-6}\n', "utf-8")
     ran = run_cli("judge", "--profile", "judged", str(tmp_path / "cfg"), cwd=project)
     assert ran.returncode == 2
-    for phrase in ("no metrics file of a known form", "events, dashboard, ci-history, tensorboard, wandb-csv",
-                   "--input-format"):
+    for phrase in (
+        "no metrics file of a known form",
+        "events, dashboard, ci-history, tensorboard, wandb-csv",
+        "--input-format",
+    ):
         assert phrase in ran.stderr
 
 
@@ -713,7 +760,9 @@ def test_the_judging_page_states_the_rules_and_caps_of_the_code() -> None:
     merge = collect.__doc__.split("The rules of a merge (docs/judging.md states them in these words):")[1]
     for bullet in merge.strip().split("\n- "):
         assert _words(bullet.lstrip("- ")) in page, bullet
-    before = rules.__doc__.split("Before any rule, what makes a pass unearned (ERRORS below, the words of docs/judging.md):")[1]
+    before = rules.__doc__.split(
+        "Before any rule, what makes a pass unearned (ERRORS below, the words of docs/judging.md):"
+    )[1]
     assert _words(before.split(". Excluded steps")[0]) in page
     rule = detect.__doc__.split("by the top-level keys of its first line:")[1].split("; a CSV")[0]
     assert _words(rule) in page and "the event log" in rule

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
+from metrics_manual.api import load_profile
 from metrics_manual.build import exported_profile
 from metrics_manual.cli.common import fail, find_root, progress_bar
-from metrics_manual.api import load_profile
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.finding import report as report_findings
 from metrics_manual.disk.files import write_file

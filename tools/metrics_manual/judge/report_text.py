@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.judge.rules import Judgement, Result, Span, findings
-from metrics_manual.runs.read import inert
 from metrics_manual.model.phrase import num, plain
+from metrics_manual.runs.read import inert
 
 OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
@@ -145,7 +145,11 @@ def junit(j: Judgement) -> str:
 
 def _prop(value: str) -> str:
     # A property of a workflow command ends at ',' or '::'.
-    return inert(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")).replace(":", "%3A").replace(",", "%2C")
+    return (
+        inert(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+        .replace(":", "%3A")
+        .replace(",", "%2C")
+    )
 
 
 def _msg(value: str) -> str:

@@ -541,9 +541,7 @@ def _one(
         errors.append(f"missing at {_count(len(missing))} it covers: steps {compact(missing)}{hint}")
     if errors:
         failing = sorted([*facts.bad, *((s, None) for s in missing if not isinstance(e, Presence))])
-        return result(
-            "error", len(points), "; ".join(errors), _observed(points), failing, missing=len(missing)
-        )
+        return result("error", len(points), "; ".join(errors), _observed(points), failing, missing=len(missing))
     if not points and not isinstance(e, Presence):
         return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed())
     verdict, failing, reason, tolerance = RULES[e.kind](case)

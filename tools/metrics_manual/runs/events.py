@@ -144,10 +144,10 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, 
         return
     attempt = event.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 0 else 0
-    for sk in out.step_key_set:  # a step key whose value is no step spoils the record
-        raw = metrics.get(sk)
+    for own in out.step_key_set:  # a step key whose value is no step spoils the record
+        raw = metrics.get(own)
         if raw is not None and as_step(raw) is None:
-            problems.append((at, not_a_step(sk, raw), "error", 1))
+            problems.append((at, not_a_step(own, raw), "error", 1))
             return
     for key, value in metrics.items():
         sk = out.step_key(key)

@@ -75,7 +75,9 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
                     found.append((file, form))
             if len(found) == before:
                 warnings.append(
-                    Finding(shown_path(path), 1, 1, f"no metrics file of a known form in this folder ({_TRIED})", "warning")
+                    Finding(
+                        shown_path(path), 1, 1, f"no metrics file of a known form in this folder ({_TRIED})", "warning"
+                    )
                 )
         elif path.is_file():
             form = input_format if input_format != "auto" else detect(path)

@@ -132,4 +132,3 @@ def _step(cell: str) -> int | None:
         return as_step(float(cell))
     except ValueError:
         return None
-
