@@ -769,3 +769,24 @@ def test_the_judging_page_states_the_rules_and_caps_of_the_code() -> None:
     assert f"a line of at most {collect.MAX_LINE >> 20} MB" in page
     assert f"{collect.KEYS_KEPT:,} distinct keys" in page
     assert "from 0 to 2^63-1" in page and collect.MAX_STEP == 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        '"type" : "metric"',
+        '"type":"\\u006detric"',
+        '"\\u0074ype":"metric"',
+        '"type":"weight_checksum","type":"metric"',  # json.loads keeps the last of a duplicate key
+    ],
+)
+def test_a_metric_line_in_any_spelling_is_read(spelling: str, tmp_path: Path, profile: ProfileExport) -> None:
+    files = run_forms.write_events(clean(), tmp_path / "ev")
+    line = (
+        '{"timestamp":"t","source":{"component":"actor"},'
+        + spelling
+        + ',"metrics":{"train/step":3,"train/grad_norm":9.5}}'
+    )
+    with files[-1].open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+    assert bad(judged(files, profile)) == {("train/grad_norm", 0): "fail"}, spelling

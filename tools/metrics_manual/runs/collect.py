@@ -352,7 +352,7 @@ def json_records(path: Any, rel: str, out: Collector) -> Iterator[tuple[int, Any
                 else:
                     out.cut(rel, n)
                 continue
-            if SURROGATE.search(line) and (bad := record_surrogate(record)):
+            if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(record)):
                 out.problem(rel, n, f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped")
                 continue
             yield n, record

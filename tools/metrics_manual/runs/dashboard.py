@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics_manual.runs.collect import Collector, as_step, json_records, not_a_step, number
+from metrics_manual.runs.collect import KEYS_KEPT, Collector, as_step, json_records, not_a_step, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
-    keep, placed, step_key_set = out.keys, out.placed, out.step_key_set
+    keep, placed, step_key_set, unread = out.keys, out.placed, out.step_key_set, out.unread
     for n, record in json_records(path, rel, out):
         metrics = record.get("metrics") if isinstance(record, dict) else None
         if not isinstance(metrics, dict):
@@ -30,7 +30,10 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 out.put_step(own_key, own_step)
         if keep is not None:
             # Most keys of a record are not judged: name them at C speed, look only at the kept ones.
-            out.note_unread(metrics.keys() - keep)
+            if len(unread) + len(metrics) <= KEYS_KEPT:
+                unread.update(metrics)  # at C speed; judged and step keys are taken out at the end
+            else:
+                out.note_unread(metrics.keys() - keep)
             items = [(k, metrics[k]) for k in keep if k in metrics]
         else:
             items = list(metrics.items())

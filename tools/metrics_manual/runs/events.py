@@ -5,7 +5,8 @@ One pydantic event per line; metric lines are
 "metrics": {"rollout/step": 3, ...}}`. Other event types (weight checksums, witnesses ...)
 can be large and are most of the file, so the file is read in big chunks and a line is
 parsed only when it may be a metric line: a line is skipped unparsed only when it holds
-neither the bytes `metric` nor a `\\u` escape (the only ways JSON can spell the word), so
+neither the bytes `metric` nor a backslash (an escape is the only other way JSON can spell
+the word, and duplicate keys make a "type" early in the line no proof), so
 any spacing, escaping or key order that json.loads accepts gives the same records.
 Line numbers are counted only when a problem needs one. pydantic writes a non-finite value
 as `null`, so null is NaN here, never an absent value.
@@ -28,7 +29,9 @@ from metrics_manual.runs.collect import (
     record_surrogate,
 )
 
-_STRICT, _METRIC, _ESCAPE = b'"type":"metric"', b"metric", b"\\u"
+# "metri" and a lone backslash: a byte search that runs fast over hex checksums (the bulk of
+# a large event log), where a search for "metric" or "\u" is two to three times slower.
+_STRICT, _METRIC, _ESCAPE = b'"type":"metric"', b"metri", b"\\"
 _HEAD = 1024
 CHUNK = 4 * 1024 * 1024
 Problems = list[tuple[int, str, str, int]]  # byte offset of the line, message, severity, column
@@ -123,7 +126,7 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
                 problems.append((offset + start, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
             else:
                 if isinstance(event, dict) and event.get("type") == "metric":
-                    if SURROGATE.search(line) and (bad := record_surrogate(event)):
+                    if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(event)):
                         problems.append(
                             (
                                 offset + start,
