@@ -6,10 +6,14 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+import browser_helpers
 
 REPO = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -183,3 +187,16 @@ def golden(request: pytest.FixtureRequest):
         )
 
     return compare
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    chromium = require_tool("/usr/bin/chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover
+        pytest.fail("playwright is not installed (make test installs it)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=browser_helpers.CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()

@@ -13,7 +13,8 @@ from pathlib import Path
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
-from metrics_manual.model.schema import Band, CaptureSource, ProfileExport
+from metrics_manual.model.kinds import keeps_warm_up
+from metrics_manual.model.schema import CaptureSource, ProfileExport
 from metrics_manual.runs.capture import captures_in_repo, read_capture_run, sha256_of
 from metrics_manual.runs.series import Run
 from metrics_manual.source.load import PROFILES, Manual, profile_files
@@ -34,7 +35,7 @@ def verdicts(export: ProfileExport, run: Run, skip_first: int) -> dict[tuple[str
             for m in export.metrics
             for k in (m.members or [m.key])
             for i, e in enumerate(m.expectations)
-            if isinstance(e, Band) and e.window
+            if keeps_warm_up(e.span)
         }
         results.update(
             {

@@ -10,7 +10,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -20,8 +19,9 @@ from metrics_manual.derive.profile_edit import ProfileFile
 from metrics_manual.derive.stats import Derivation, Method, Options, derive
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
 from metrics_manual.disk.files import write_file
+from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
-from metrics_manual.model.schema import Catalog, Profile, ProfileExport
+from metrics_manual.model.schema import Catalog, Expectation, Profile, ProfileExport
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.runs.capture import capture_text, sha256_of
 from metrics_manual.runs.series import Run
@@ -173,10 +173,11 @@ def plan(
         if o.values is None or o.problems:
             continue
         values = dict(o.values, sources=run_ids)
-        existing = _existing(profile, o.key, o.index)
-        if not (o.kind == "band" and "window" in existing):
-            condition = with_skip(existing.get("condition"), options.skip_first)
-            if condition != existing.get("condition"):
+        before = _existing(profile, o.key, o.index)
+        if before is None or not keeps_warm_up(before.span):  # a window covers the warm-up: its condition stays
+            was = before.condition if before is not None else None
+            condition = with_skip(was, options.skip_first)
+            if condition != was:
                 values["condition"] = condition  # None removes it
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
@@ -184,9 +185,9 @@ def plan(
     return Plan(result, file, old, new, captures)
 
 
-def _existing(profile: Profile, key: str, index: int) -> dict[str, Any]:
+def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
     items = profile.expectations.get(key, [])
-    return items[index].model_dump(exclude_none=True) if index < len(items) else {}
+    return items[index] if index < len(items) else None
 
 
 def report(p: Plan) -> None:

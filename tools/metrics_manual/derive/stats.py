@@ -15,13 +15,26 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
+from metrics_manual.model import kinds
 from metrics_manual.model.phrase import num
-from metrics_manual.model.schema import Band, Exact, Expectation, Median, Metric, Presence, Profile, ProfileExport
+from metrics_manual.model.schema import (
+    Band,
+    EveryStep,
+    Exact,
+    Expectation,
+    FirstSteps,
+    Median,
+    Metric,
+    Presence,
+    Profile,
+    ProfileExport,
+    Window,
+)
 from metrics_manual.runs.series import Run
 from metrics_manual.source.load import Manual
 
@@ -157,19 +170,13 @@ def _finite(runs: dict[str, list[float]]) -> list[str]:
 def covered_steps(
     run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None
 ) -> list[tuple[int, float]]:
-    """(step, value) of `key` at the steps `e` covers: a window's first N steps, else the run's
-    first `steps` steps (a proposal: the setup's) less the first `skip_first` (warm-up).
-
-    The same steps `judge` covers with the warm-up steps excluded, so `check` re-judges a
-    derived range on exactly the values it was derived from.
+    """(step, value) of `key` at the steps `e` covers (a proposal: the setup's first `limit` steps),
+    less the first `skip_first` (warm-up) unless `e` is a window: `kinds.covered_steps`, the
+    slicing `judge` and `check` use, on the steps the run logged `key` at.
     """
     series: Mapping[int, float] = run.series.get(key) or {}
-    steps = sorted(series)
-    if isinstance(e, Band) and e.window:
-        steps = steps[: e.window.first]
-    else:
-        count = e.steps if e is not None else limit
-        steps = steps[:count][skip_first:] if count else steps[skip_first:]
+    span = e.span if e is not None else FirstSteps(limit) if limit else EveryStep()
+    steps, _ = kinds.covered_steps(span, sorted(series), warm_up=skip_first)
     return [(s, series[s]) for s in steps]
 
 
@@ -203,12 +210,12 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) ->
     if e is None or e.max is not None:
         new["max"] = round_up(hi, o.digits)
     counts = [len(vs) for vs in per_run.values()]
-    if e is None or (e.steps and not e.window):
-        new["steps"] = (
-            min(counts) + o.skip_first
-        )  # the run's steps, warm-up included: the condition says what is left out
+    span = e.span if e is not None else None
+    if span is None or isinstance(span, FirstSteps):
+        # the run's steps, warm-up included: the condition says what is left out
+        new["steps"] = min(counts) + o.skip_first
     out.values = new
-    where = f"first {e.window.first} steps" if e and e.window else f"{min(counts)} steps per run"
+    where = f"first {span.first} steps" if isinstance(span, Window) else f"{min(counts)} steps per run"
     written = " to ".join(num(new[b]) if b in new else "-" for b in ("min", "max"))
     outside = sum(1 for v in values if ("min" in new and v < new["min"]) or ("max" in new and v > new["max"]))
     if outside:  # percentile and sigma envelopes leave the extremes out by design
@@ -255,6 +262,21 @@ def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[s
     return out
 
 
+def _outcome(
+    key: str, i: int, e: Expectation, runs: dict[str, Run], o: Options, judged: dict[str, dict[tuple[str, int], Result]]
+) -> Outcome:
+    """A band or median derived again from the runs; an exact value or presence checked in each."""
+    match e:
+        case Band():
+            return _band(key, i, e, runs, o)
+        case Median():
+            return _median(key, i, e, runs, o)
+        case Exact() | Presence():
+            return _check(key, i, e, judged)
+        case _:
+            assert_never(e)
+
+
 def _rangeable(metric: Metric | None) -> bool:
     return metric is not None and not metric.members
 
@@ -286,12 +308,7 @@ def derive(
             raise UsageError(f"--metric {key!r} is not in the catalog")
         expectations: list[Expectation] = list(profile.expectations.get(key, []))
         for i, e in enumerate(expectations):
-            if isinstance(e, Band):
-                result.outcomes.append(_band(key, i, e, runs, options))
-            elif isinstance(e, Median):
-                result.outcomes.append(_median(key, i, e, runs, options))
-            else:
-                result.outcomes.append(_check(key, i, e, judged))
+            result.outcomes.append(_outcome(key, i, e, runs, options, judged))
         if not expectations:
             metric = metrics.get(key)
             if metric is not None and metric.members:

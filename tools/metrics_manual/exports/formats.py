@@ -7,7 +7,7 @@ import functools
 import io
 import json
 import re
-from typing import Any
+from typing import Any, assert_never
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -17,13 +17,17 @@ from metrics_manual.model.schema import (
     AtStep,
     Band,
     Catalog,
+    EveryStep,
     Exact,
     Expectation,
+    FirstSteps,
     Median,
     MetricExport,
+    Presence,
     Profile,
     ProfileExport,
     ProfileInfo,
+    Window,
 )
 from metrics_manual.source.load import Manual
 
@@ -271,14 +275,41 @@ def _alert_name(key: str, suffix: str) -> str:
 
 
 def judge(e: Expectation) -> str | None:
-    """Why a gauge cannot judge `e`, or None when a rule can."""
-    if isinstance(e, Band):
-        return "a window of the first steps: a gauge does not know the step" if e.window else None
-    if isinstance(e, Exact):
-        return "one step: a gauge does not know the step" if isinstance(e.at, AtStep) else None
-    if isinstance(e, Median):
-        return "a median over steps: a gauge holds one value"
-    return "presence: a gauge cannot tell a missing log"
+    """Why a gauge cannot judge `e`, or None when a rule can (see `_alert`)."""
+    match e:
+        case Band() | Exact():
+            span = e.span
+            match span:
+                case Window():
+                    return "a window of the first steps: a gauge does not know the step"
+                case AtStep():
+                    return "one step: a gauge does not know the step"
+                case FirstSteps() | EveryStep():
+                    return None  # a gauge's value at any step
+                case _:
+                    assert_never(span)
+        case Median():
+            return "a median over steps: a gauge holds one value"
+        case Presence():
+            return "presence: a gauge cannot tell a missing log"
+        case _:
+            assert_never(e)
+
+
+def _alert(e: Expectation, gauge: str) -> tuple[str, str, str]:
+    """The PromQL expression that fires when `gauge` breaks `e`, the alert name's suffix and its verb."""
+    match e:
+        case Band():
+            parts = ([f"{gauge} < {_promql_number(e.min)}"] if e.min is not None else []) + (
+                [f"{gauge} > {_promql_number(e.max)}"] if e.max is not None else []
+            )
+            return " or ".join(parts), "OutOfRange", "left its range"
+        case Exact():
+            return f"{gauge} != {_promql_number(e.value)}", "NotExpected", "differs from its expected value"
+        case Median() | Presence():
+            raise ValueError(f"no alerting rule for a {e.kind}: {judge(e)}")
+        case _:
+            assert_never(e)
 
 
 def _go_literal(text: str) -> str:
@@ -305,19 +336,7 @@ def to_prometheus(doc: ProfileExport) -> str:
                 if why := no_gauge(key):
                     left_out.append(f"{key}: {text} ({why})")
                     continue
-                g = gauge_name(key)
-                if isinstance(e, Band):
-                    parts = ([f"{g} < {_promql_number(e.min)}"] if e.min is not None else []) + (
-                        [f"{g} > {_promql_number(e.max)}"] if e.max is not None else []
-                    )
-                    expr, suffix, verb = " or ".join(parts), "OutOfRange", "left its range"
-                else:
-                    assert isinstance(e, Exact)
-                    expr, suffix, verb = (
-                        f"{g} != {_promql_number(e.value)}",
-                        "NotExpected",
-                        "differs from its expected value",
-                    )
+                expr, suffix, verb = _alert(e, gauge_name(key))
                 name = _alert_name(key, suffix)
                 names[name] = names.get(name, 0) + 1
                 if names[name] > 1:

@@ -22,11 +22,12 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
@@ -65,7 +66,7 @@ class Observed(_Out):
 class Result(_Out):
     metric: str = Field(description="The logged key (a family's expectation is judged on each member).")
     expectation: int = Field(description="Index, from 0, in that metric's list of expectations in the profile.")
-    kind: Literal["band", "median", "exact", "presence"]
+    kind: Kind
     expected: str = Field(description="The expectation in the manual's words.")
     verdict: Verdict
     steps_judged: int
@@ -300,23 +301,27 @@ def presence(c: Case) -> Outcome:
     return "pass", [], f"logged at {_of(c, len(c.covered))}", None
 
 
-RULES: dict[str, Callable[[Case], Outcome]] = {
-    "band": band,
-    "median": median,
-    "exact": exact,
-    "presence": presence,
-}
+@dataclass(frozen=True)
+class Rule:
+    """How one kind is judged."""
+
+    judge: Callable[[Case], Outcome]
+    needs_values: bool  # no value at the steps it covers is an error before the rule runs
+    judges_steps: bool  # steps_judged counts the steps covered, not the values read (presence)
 
 
-def covered_steps(e: Expectation, reached: list[int]) -> tuple[list[int], int]:
-    """The run's steps an expectation covers (before exclusion), and how many it expects."""
-    if isinstance(e, Band) and e.window:
-        return reached[: e.window.first], e.window.first
-    if isinstance(e, (Band, Median)) and e.steps:
-        return reached[: e.steps], e.steps
-    if isinstance(e, Exact) and isinstance(e.at, AtStep):
-        return [e.at.step], 1
-    return reached, len(reached)
+def rule(e: Expectation) -> Rule:
+    match e:
+        case Band():
+            return Rule(band, needs_values=True, judges_steps=False)
+        case Median():
+            return Rule(median, needs_values=True, judges_steps=False)
+        case Exact():  # at one step, a missing value is the rule's own error
+            return Rule(exact, needs_values=False, judges_steps=False)
+        case Presence():
+            return Rule(presence, needs_values=False, judges_steps=True)
+        case _:
+            assert_never(e)
 
 
 # --- one run against one profile ---------------------------------------------------------
@@ -488,7 +493,7 @@ def _one(
     values = run.series.get(key)
     sk = run.step_key(key)
     reached = reached_by[sk] if sk else sorted(values or {})
-    covered, expected_count = covered_steps(e, reached)
+    covered, expected_count = covered_steps(e.span, reached)
     if excluded:
         covered = [s for s in covered if s not in excluded]
 
@@ -535,17 +540,18 @@ def _one(
     unfinished = run.unfinished.get(sk) if sk else None
     case = Case(key, e, values, covered, expected_count, rtol, unfinished)
     points = case.points
+    judging = rule(e)
     missing = [s for s in covered if s not in values and s != unfinished] if len(points) < len(covered) else []
-    if missing and not isinstance(e, Presence):  # presence's own rule: a missing step fails it
+    if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
         hint = " (a W&B CSV writes NaN as an empty cell too)" if "wandb-csv" in run.formats else ""
         errors.append(f"missing at {_count(len(missing))} it covers: steps {compact(missing)}{hint}")
     if errors:
-        failing = sorted([*facts.bad, *((s, None) for s in missing if not isinstance(e, Presence))])
+        failing = sorted([*facts.bad, *((s, None) for s in missing if not judging.judges_steps)])
         return result("error", len(points), "; ".join(errors), _observed(points), failing, missing=len(missing))
-    if not points and not isinstance(e, Presence):
+    if not points and judging.needs_values:
         return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed())
-    verdict, failing, reason, tolerance = RULES[e.kind](case)
-    judged = len(covered) if isinstance(e, Presence) else len(points)
+    verdict, failing, reason, tolerance = judging.judge(case)
+    judged = len(covered) if judging.judges_steps else len(points)
     return result(verdict, judged, reason, _observed(points), failing, tolerance, missing=len(missing))
 
 

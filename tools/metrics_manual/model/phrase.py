@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import decimal
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
+from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
 
 _WORDS = "zero one two three four five six seven eight nine".split()
 # Outside this range of magnitudes a decimal grows long, so it reads in scientific form (1e-07, 1e+308).
@@ -80,30 +80,33 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
     a macro call costs ten times as much.
     """
     u = unit_after_number(unit, text)
-    if isinstance(e, Band):
-        if e.min is not None and e.max is not None:
-            out = f"{num(e.min)} to {num(e.max)}{u}"
-        else:
-            out = f"at least {num(e.min)}{u}" if e.min is not None else f"at most {num(e.max)}{u}"  # type: ignore[arg-type]
-        out += " per step"
-        if e.window:
-            out += f" in the first {num(e.window.first)}" + (f" of {num(e.steps)}" if e.steps else "") + " steps"
-        elif e.steps:
-            out += f" over {num(e.steps)} steps"
-    elif isinstance(e, Median):
-        out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
-        if e.tolerance is not None:
-            out += f" within {num(round(e.tolerance * 100, 10))}%"
-    elif isinstance(e, Exact):
-        at = e.at
-        where = (
-            f"at step {num(at.step)}"
-            if isinstance(at, AtStep)
-            else ("at every step" if at == "every_step" else "in every run")
-        )
-        out = f"{num(e.value)}{u} {where}"
-    else:
-        out = "logged in every step"
+    match e:
+        case Band():
+            if e.min is not None and e.max is not None:
+                out = f"{num(e.min)} to {num(e.max)}{u}"
+            else:
+                out = f"at least {num(e.min)}{u}" if e.min is not None else f"at most {num(e.max)}{u}"  # type: ignore[arg-type]
+            out += " per step"
+            if e.window:
+                out += f" in the first {num(e.window.first)}" + (f" of {num(e.steps)}" if e.steps else "") + " steps"
+            elif e.steps:
+                out += f" over {num(e.steps)} steps"
+        case Median():
+            out = f"{num(e.value)}{u} median of {num(e.steps)} steps"
+            if e.tolerance is not None:
+                out += f" within {num(round(e.tolerance * 100, 10))}%"
+        case Exact():
+            at = e.at
+            where = (
+                f"at step {num(at.step)}"
+                if isinstance(at, AtStep)
+                else ("at every step" if at == "every_step" else "in every run")
+            )
+            out = f"{num(e.value)}{u} {where}"
+        case Presence():
+            out = "logged in every step"
+        case _:
+            assert_never(e)
     if e.condition:
         out += f", {text(e.condition)}"
     if sources and e.sources:

@@ -7,6 +7,7 @@ the exported profiles, so the three can never disagree.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
@@ -230,6 +231,25 @@ class AtStep(Strict):
     step: Annotated[int, Field(ge=0)] = Field(description="The step (0 is the first).", examples=[0])
 
 
+# The steps of a run an expectation covers (its `span`): a window, the first N steps, one step
+# or every step. Judge, derive and check slice a run by it in one place: model/kinds.py.
+
+
+@dataclass(frozen=True)
+class FirstSteps:
+    """The run's first `count` steps (warm-up steps left out)."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class EveryStep:
+    """Every step the run reached (warm-up steps left out)."""
+
+
+Span = Window | FirstSteps | AtStep | EveryStep
+
+
 class _Expectation(Strict):
     condition: Text | None = Field(
         None, description="When the expectation holds, in words.", examples=["with greedy decoding"]
@@ -264,6 +284,13 @@ class Band(_Expectation):
         """Whether one per-step value lies in the band (bounds included)."""
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
 
+    @property
+    def span(self) -> Span:
+        """The steps it covers: its window, else its first `steps` steps, else every step."""
+        if self.window is not None:
+            return self.window
+        return FirstSteps(self.steps) if self.steps is not None else EveryStep()
+
 
 class Median(_Expectation):
     """The median of a run's per-step values."""
@@ -277,6 +304,10 @@ class Median(_Expectation):
         "metrics-manual judge uses --rtol otherwise.",
         examples=[0.05],
     )
+
+    @property
+    def span(self) -> Span:
+        return FirstSteps(self.steps)
 
 
 class Exact(_Expectation):
@@ -292,12 +323,21 @@ class Exact(_Expectation):
     def contains(self, value: float) -> bool:
         return value == self.value
 
+    @property
+    def span(self) -> Span:
+        """Its one step, else every step (every_run is judged at every step too)."""
+        return self.at if isinstance(self.at, AtStep) else EveryStep()
+
 
 class Presence(_Expectation):
     """The metric is logged at every step; its value has no range."""
 
     kind: Literal["presence"] = Field(description="The metric is logged; its value has no range.")
     at: Literal["every_step"] = Field("every_step", description="Logged at every step of its step key.")
+
+    @property
+    def span(self) -> Span:
+        return EveryStep()
 
 
 Expectation = Annotated[Band | Median | Exact | Presence, Field(discriminator="kind")]

@@ -126,7 +126,11 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
                 problems.append((offset + start, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
             else:
                 if isinstance(event, dict) and event.get("type") == "metric":
-                    if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(event)):
+                    if (
+                        (b"\\u" in line or b"\xed" in line)
+                        and SURROGATE.search(line)
+                        and (bad := record_surrogate(event))
+                    ):
                         problems.append(
                             (
                                 offset + start,

@@ -4,6 +4,7 @@ Only captures inside the project are drawn (a profile whose captures live elsewh
 the lab's, says so on its page instead). The runs are read by the build and handed in:
 the renderer never reads a run.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -34,17 +35,23 @@ class ReferenceCurves:
                 series = {run_names(profile, sid): run.series[key] for sid, run in runs.items() if run.series.get(key)}
                 if not series:
                     continue
-                title = f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
+                title = (
+                    f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
+                )
                 svg = series_drawing(series, profile.expectations.get(key, []), metric.unit, title=title)
                 if svg:
                     blocks.append(svg)
         return blocks
 
 
-def page_context(manual: Manual, captured: Mapping[str, Mapping[str, Run]], in_repo: Mapping[str, bool]) -> dict[str, object]:
+def page_context(
+    manual: Manual, captured: Mapping[str, Mapping[str, Run]], in_repo: Mapping[str, bool]
+) -> dict[str, object]:
     """What templates call: `curves(metric)` in a metric's entry, `captures_note(profile)` on its page."""
-    return {"curves": ReferenceCurves(manual, captured),
-            "captures_note": lambda profile: captures_note(profile, in_repo.get(profile.id, False))}
+    return {
+        "curves": ReferenceCurves(manual, captured),
+        "captures_note": lambda profile: captures_note(profile, in_repo.get(profile.id, False)),
+    }
 
 
 def captures_note(profile: Profile, inside: bool) -> str:
@@ -56,7 +63,11 @@ def captures_note(profile: Profile, inside: bool) -> str:
     if not captures:
         return ""
     if not inside:
-        return ("\nThe captures these ranges come from are not in this repository: `metrics-manual check` cannot hold "
-                "the ranges against them, and the manual draws no reference curves for them.")
-    return ("\nThe captures of the runs these ranges were derived from are in this repository: `metrics-manual check` "
-            "holds the ranges against them and reports a changed file, and each metric's entry draws their curves.")
+        return (
+            "\nThe captures these ranges come from are not in this repository: `metrics-manual check` cannot hold "
+            "the ranges against them, and the manual draws no reference curves for them."
+        )
+    return (
+        "\nThe captures of the runs these ranges were derived from are in this repository: `metrics-manual check` "
+        "holds the ranges against them and reports a changed file, and each metric's entry draws their curves."
+    )

@@ -15,6 +15,7 @@ Text from the source is written as character references where XML, HTML or Markd
 read syntax, so a drawing survives Markdown even inline; inside a block element (e.g. a
 `<div>`) Markdown also leaves it out of a `<p>`.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -24,9 +25,21 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
+from metrics_manual.model import kinds
 from metrics_manual.model.phrase import describe, num
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    EveryStep,
+    Exact,
+    Expectation,
+    FirstSteps,
+    Median,
+    Presence,
+    Window,
+)
 
 # Drawing units of the viewBox; the SVG scales to its column (width 100%) up to MAX_WIDTH px.
 WIDTH = 480
@@ -128,8 +141,9 @@ def _domain(values: Sequence[float], integer: bool = False) -> tuple[float, floa
     return max(lo - margin, -most), min(hi + margin, most)
 
 
-def make_axis(values: Sequence[float], start: float, end: float, font: float = _TICK_FONT,
-              integer: bool = False) -> Axis:
+def make_axis(
+    values: Sequence[float], start: float, end: float, font: float = _TICK_FONT, integer: bool = False
+) -> Axis:
     """An axis covering every value with a margin, with as many ticks as fit their labels."""
     lo, hi = _domain(values, integer)
     room = abs(end - start)
@@ -150,26 +164,23 @@ def _tick_value(t: float) -> int | float:
 
 # --- one metric's ranges on every profile ---------------------------------------------
 
-_ROW = 34          # height of one row: label line then mark
+_ROW = 34  # height of one row: label line then mark
 _TOP = 4
 _MARK_H = 12
 
 
-def _numbers(e: Expectation) -> list[float]:
-    if isinstance(e, Band):
-        return [float(v) for v in (e.min, e.max) if v is not None]
-    if isinstance(e, (Median, Exact)):
-        return [float(e.value)]
-    return []
-
-
 def _row_tail(e: Expectation) -> str:
     """What the row label adds to the profile title: a window or a single step."""
-    if isinstance(e, Band) and e.window:
-        return f" \u00b7 first {num(e.window.first)} steps"
-    if isinstance(e, Exact) and isinstance(e.at, AtStep):
-        return f" \u00b7 at step {num(e.at.step)}"
-    return ""
+    span = e.span
+    match span:
+        case Window(first=n):
+            return f" \u00b7 first {num(n)} steps"
+        case AtStep(step=n):
+            return f" \u00b7 at step {num(n)}"
+        case FirstSteps() | EveryStep():
+            return ""
+        case _:
+            assert_never(span)
 
 
 def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
@@ -179,7 +190,7 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     Returns "" when there is nothing to place on an axis: no rows, or presence only (the
     words "logged in every step" say all a drawing could).
     """
-    numbers = [v for _, e in rows for v in _numbers(e)]
+    numbers = [v for _, e in rows for v in kinds.numbers(e)]
     if not numbers:
         return ""
     words = [f"{title}: {describe(e, unit)}" for title, e in rows]
@@ -197,9 +208,11 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
         tail = _row_tail(e)
         label = _clip(title, WIDTH - 8 - _text_width(tail, _FONT), _FONT) + tail
         marks.append(f'<text x="4" y="{_c(y + 11)}" fill="currentColor">{_esc(label)}</text>')
-        if not isinstance(e, Presence):  # a faint track: where the row's axis runs
-            marks.append(f'<line x1="{_c(axis.start)}" y1="{_c(y + 16 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
-                         f'y2="{_c(y + 16 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>')
+        if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
+            marks.append(
+                f'<line x1="{_c(axis.start)}" y1="{_c(y + 16 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
+                f'y2="{_c(y + 16 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
+            )
         marks.append(_range_mark(e, said, axis, y + 16, uid))
 
     y_axis = _TOP + len(rows) * _ROW + 2
@@ -207,83 +220,115 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     height = y_axis + 18
     if unit:
         height += 13
-        marks.append(f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
-                     f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>')
+        marks.append(
+            f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
+            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>'
+        )
     label = _esc("; ".join(words))
-    defs = (f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
-            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.2"/>'
-            f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-width="3"/></pattern>'
-            f'<marker id="{uid}-a" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="8" markerHeight="8" '
-            f'orient="auto-start-reverse" markerUnits="userSpaceOnUse"><path d="M0 0L8 4L0 8z" fill="{_BAND}"/>'
-            f'</marker></defs>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-ranges" role="img" '
-            f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
-            f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
-            f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}" '
-            f'data-x-start="{_c(axis.start)}" data-x-end="{_c(axis.end)}">'
-            f'<title>{label}</title>{defs}{"".join(marks)}</svg>')
+    defs = (
+        f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
+        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.2"/>'
+        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-width="3"/></pattern>'
+        f'<marker id="{uid}-a" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="8" markerHeight="8" '
+        f'orient="auto-start-reverse" markerUnits="userSpaceOnUse"><path d="M0 0L8 4L0 8z" fill="{_BAND}"/>'
+        f"</marker></defs>"
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-ranges" role="img" '
+        f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
+        f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
+        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}" '
+        f'data-x-start="{_c(axis.start)}" data-x-end="{_c(axis.end)}">'
+        f"<title>{label}</title>{defs}{''.join(marks)}</svg>"
+    )
 
 
 def _x_axis(axis: Axis, top: float, y: float) -> str:
-    out = [f'<line class="mm-axis" x1="{_c(axis.start)}" y1="{_c(y)}" x2="{_c(axis.end)}" y2="{_c(y)}" '
-           f'stroke="currentColor" stroke-opacity="0.6"/>']
+    out = [
+        f'<line class="mm-axis" x1="{_c(axis.start)}" y1="{_c(y)}" x2="{_c(axis.end)}" y2="{_c(y)}" '
+        f'stroke="currentColor" stroke-opacity="0.6"/>'
+    ]
     for t, label in zip(axis.ticks, axis.labels):
         x = _c(axis.at(t))
-        out.append(f'<g class="mm-tick" data-value="{_tick_value(t)!r}" data-x="{x}">'
-                   f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(y)}" stroke="currentColor" stroke-opacity="0.12"/>'
-                   f'<line x1="{x}" y1="{_c(y)}" x2="{x}" y2="{_c(y + 4)}" stroke="currentColor" stroke-opacity="0.6"/>'
-                   f'<text x="{x}" y="{_c(y + 15)}" text-anchor="middle" font-size="{_TICK_FONT}" '
-                   f'fill="currentColor">{_esc(label)}</text></g>')
+        out.append(
+            f'<g class="mm-tick" data-value="{_tick_value(t)!r}" data-x="{x}">'
+            f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(y)}" stroke="currentColor" stroke-opacity="0.12"/>'
+            f'<line x1="{x}" y1="{_c(y)}" x2="{x}" y2="{_c(y + 4)}" stroke="currentColor" stroke-opacity="0.6"/>'
+            f'<text x="{x}" y="{_c(y + 15)}" text-anchor="middle" font-size="{_TICK_FONT}" '
+            f'fill="currentColor">{_esc(label)}</text></g>'
+        )
     return "".join(out)
 
 
 def _range_mark(e: Expectation, said: str, axis: Axis, y: float, uid: str) -> str:
     title = f"<title>{_esc(said)}</title>"
     mid = y + _MARK_H / 2
-    if isinstance(e, Band):
-        x0 = axis.at(e.min) if e.min is not None else axis.start
-        x1 = axis.at(e.max) if e.max is not None else axis.end
-        attrs = ""
-        attrs += f' data-min="{e.min!r}"' if e.min is not None else ""
-        attrs += f' data-max="{e.max!r}"' if e.max is not None else ""
-        open_side = "max" if e.max is None else "min" if e.min is None else ""
-        attrs += f' data-open="{open_side}"' if open_side else ""
-        kind = "window" if e.window else "band"
-        fill = f'url(#{uid}-w)' if e.window else _BAND
-        stroke = _WINDOW if e.window else _BAND
-        w = max(x1 - x0, 2.0)
-        bx = x0 if x1 - x0 >= 2 else (x0 + x1) / 2 - 1
-        arrow = ""
-        if open_side:
-            # An open band runs to the edge of the axis and on: an arrow points past it.
-            ax0, ax1 = (x1 - 1, axis.end + 6) if open_side == "max" else (x0 + 1, axis.start - 6)
-            arrow = (f'<line x1="{_c(ax0)}" y1="{_c(mid)}" x2="{_c(ax1)}" y2="{_c(mid)}" stroke="{_BAND}" '
-                     f'stroke-width="2" marker-end="url(#{uid}-a)"/>')
-        return (f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-x-min="{_c(x0)}" '
-                f'data-x-max="{_c(x1)}">{title}<rect x="{_c(bx)}" y="{_c(y)}" width="{_c(w)}" '
-                f'height="{_MARK_H}" rx="2" fill="{fill}" fill-opacity="{"1" if e.window else "0.6"}" '
-                f'stroke="{stroke}"/>{arrow}</g>')
-    if isinstance(e, Median):
-        x = axis.at(e.value)
-        r = _MARK_H / 2
-        return (f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-x="{_c(x)}">'
+    match e:
+        case Band():
+            return _band_mark(e, title, axis, y, mid, uid)
+        case Median():
+            x = axis.at(e.value)
+            r = _MARK_H / 2
+            return (
+                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-x="{_c(x)}">'
                 f'{title}<path d="M{_c(x)} {_c(y)}l{_c(r)} {_c(r)}'
-                f'l-{_c(r)} {_c(r)}l-{_c(r)} -{_c(r)}z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/></g>')
-    if isinstance(e, Exact):
-        x = axis.at(e.value)
-        return (f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-x="{_c(x)}">'
+                f'l-{_c(r)} {_c(r)}l-{_c(r)} -{_c(r)}z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/></g>'
+            )
+        case Exact():
+            x = axis.at(e.value)
+            return (
+                f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-x="{_c(x)}">'
                 f'{title}<line x1="{_c(x)}" y1="{_c(y - 2)}" x2="{_c(x)}" '
-                f'y2="{_c(y + _MARK_H + 2)}" stroke="{_EXACT}" stroke-width="3"/></g>')
-    assert isinstance(e, Presence)
+                f'y2="{_c(y + _MARK_H + 2)}" stroke="{_EXACT}" stroke-width="3"/></g>'
+            )
+        case Presence():
+            return _presence_mark(title, axis, mid)
+        case _:
+            assert_never(e)
+
+
+def _band_mark(e: Band, title: str, axis: Axis, y: float, mid: float, uid: str) -> str:
+    """A band: a bar from min to max (an arrow past an open end); a window band hatched."""
+    x0 = axis.at(e.min) if e.min is not None else axis.start
+    x1 = axis.at(e.max) if e.max is not None else axis.end
+    attrs = ""
+    attrs += f' data-min="{e.min!r}"' if e.min is not None else ""
+    attrs += f' data-max="{e.max!r}"' if e.max is not None else ""
+    open_side = "max" if e.max is None else "min" if e.min is None else ""
+    attrs += f' data-open="{open_side}"' if open_side else ""
+    kind = "window" if e.window else "band"
+    fill = f"url(#{uid}-w)" if e.window else _BAND
+    stroke = _WINDOW if e.window else _BAND
+    w = max(x1 - x0, 2.0)
+    bx = x0 if x1 - x0 >= 2 else (x0 + x1) / 2 - 1
+    arrow = ""
+    if open_side:
+        # An open band runs to the edge of the axis and on: an arrow points past it.
+        ax0, ax1 = (x1 - 1, axis.end + 6) if open_side == "max" else (x0 + 1, axis.start - 6)
+        arrow = (
+            f'<line x1="{_c(ax0)}" y1="{_c(mid)}" x2="{_c(ax1)}" y2="{_c(mid)}" stroke="{_BAND}" '
+            f'stroke-width="2" marker-end="url(#{uid}-a)"/>'
+        )
+    return (
+        f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-x-min="{_c(x0)}" '
+        f'data-x-max="{_c(x1)}">{title}<rect x="{_c(bx)}" y="{_c(y)}" width="{_c(w)}" '
+        f'height="{_MARK_H}" rx="2" fill="{fill}" fill-opacity="{"1" if e.window else "0.6"}" '
+        f'stroke="{stroke}"/>{arrow}</g>'
+    )
+
+
+def _presence_mark(title: str, axis: Axis, mid: float) -> str:
     # Presence has no value: a dotted line along the whole row, off the axis's numbers, broken by its words.
     words = "logged in every step"
     cx, half = (axis.start + axis.end) / 2, _text_width(words, _TICK_FONT) / 2 + 4
     dots = 'stroke="currentColor" stroke-width="2" stroke-dasharray="1 4" stroke-linecap="round"'
-    return (f'<g class="mm-mark mm-presence" data-kind="presence">{title}'
-            f'<line x1="{_c(axis.start)}" y1="{_c(mid)}" x2="{_c(cx - half)}" y2="{_c(mid)}" {dots}/>'
-            f'<line x1="{_c(cx + half)}" y1="{_c(mid)}" x2="{_c(axis.end)}" y2="{_c(mid)}" {dots}/>'
-            f'<text x="{_c(cx)}" y="{_c(mid + 3.5)}" text-anchor="middle" font-size="{_TICK_FONT}" '
-            f'fill="currentColor">{words}</text></g>')
+    return (
+        f'<g class="mm-mark mm-presence" data-kind="presence">{title}'
+        f'<line x1="{_c(axis.start)}" y1="{_c(mid)}" x2="{_c(cx - half)}" y2="{_c(mid)}" {dots}/>'
+        f'<line x1="{_c(cx + half)}" y1="{_c(mid)}" x2="{_c(axis.end)}" y2="{_c(mid)}" {dots}/>'
+        f'<text x="{_c(cx)}" y="{_c(mid + 3.5)}" text-anchor="middle" font-size="{_TICK_FONT}" '
+        f'fill="currentColor">{words}</text></g>'
+    )
 
 
 # --- per-step curves of runs over their expected range ---------------------------------
@@ -301,7 +346,7 @@ def _thin(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
     size = math.ceil(len(points) / (MAX_POINTS // 4))
     kept: list[tuple[int, float]] = []
     for b in range(0, len(points), size):
-        bucket = points[b:b + size]
+        bucket = points[b : b + size]
         values = [v for _, v in bucket]
         if all(map(math.isfinite, values)):  # the common case, at C speed
             keep = {0, len(values) - 1, values.index(min(values)), values.index(max(values))}
@@ -309,18 +354,31 @@ def _thin(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
             finite = [i for i, v in enumerate(values) if math.isfinite(v)]
             keep = {i for i, v in enumerate(values) if not math.isfinite(v)}
             if finite:
-                keep |= {finite[0], finite[-1], min(finite, key=values.__getitem__), max(finite, key=values.__getitem__)}
+                keep |= {
+                    finite[0],
+                    finite[-1],
+                    min(finite, key=values.__getitem__),
+                    max(finite, key=values.__getitem__),
+                }
         kept += [bucket[i] for i in sorted(keep)]
     return kept
 
 
 def _value_words(value: float, unit: str | None) -> str:
-    text = num(value) if math.isfinite(value) else {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}[repr(value)]
+    text = (
+        num(value) if math.isfinite(value) else {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}[repr(value)]
+    )
     return f"{text} {unit}" if unit and math.isfinite(value) else text
 
 
-def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequence[Expectation],
-                   unit: str | None, *, title: str, failing: Mapping[str, Sequence[int]] | None = None) -> str:
+def series_drawing(
+    series: Mapping[str, Mapping[int, float]],
+    expectations: Sequence[Expectation],
+    unit: str | None,
+    *,
+    title: str,
+    failing: Mapping[str, Sequence[int]] | None = None,
+) -> str:
     """Per-step curves of one metric (one polyline per run name) over its expected band / median / exact
     value, failing steps marked; one-line inline SVG.
 
@@ -339,14 +397,20 @@ def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequ
     steps += [int(s) for ss in failing.values() for s in ss]
     if not steps:
         return ""
-    finite = [v for e in expectations for v in _numbers(e)]
+    finite = [v for e in expectations for v in kinds.numbers(e)]
     for pts in runs.values():
         values = [v for _, v in pts if math.isfinite(v)]
         finite += [min(values), max(values)] if values else []
     said = [describe(e, unit) for e in expectations]
     # <defs> ids: from what tells drawings apart on one page, not from every point (cheap on long runs).
-    uid = _uid("series", title, unit, said, [(n, len(p), p[:1], p[-1:]) for n, p in runs.items()],
-               sorted((n, sorted(s)) for n, s in failing.items()))
+    uid = _uid(
+        "series",
+        title,
+        unit,
+        said,
+        [(n, len(p), p[:1], p[-1:]) for n, p in runs.items()],
+        sorted((n, sorted(s)) for n, s in failing.items()),
+    )
 
     top = 18.0 if unit else 8.0
     y_axis = make_axis(finite or [0.0], top + _PLOT_H, top)
@@ -356,7 +420,9 @@ def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequ
     bottom = top + _PLOT_H
     parts: list[str] = []
     if unit:
-        parts.append(f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>')
+        parts.append(
+            f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>'
+        )
     parts.append(_plot_ticks(x_axis, y_axis, left, right, top, bottom))
     all_steps = sorted({s for pts in runs.values() for s, _ in pts})
     for e, words in zip(expectations, said):
@@ -376,83 +442,119 @@ def series_drawing(series: Mapping[str, Mapping[int, float]], expectations: Sequ
             y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
             ring = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
             value_attr = f' data-value="{v!r}"' if v is not None else ""
-            parts.append(f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
-                         f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'
-                         f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>')
+            parts.append(
+                f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
+                f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'
+                f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>'
+            )
 
     height, legend_svg = _legend(legend, left, bottom + 44)
     label = _esc(title)
-    defs = (f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
-            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.12"/>'
-            f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-opacity="0.5" stroke-width="2"/></pattern>'
-            f'</defs>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-series" role="img" '
-            f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
-            f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
-            f'data-axis-x-min="{x_axis.lo!r}" data-axis-x-max="{x_axis.hi!r}" '
-            f'data-axis-y-min="{y_axis.lo!r}" data-axis-y-max="{y_axis.hi!r}" '
-            f'data-x-start="{_c(left)}" data-x-end="{_c(right)}" data-y-start="{_c(bottom)}" data-y-end="{_c(top)}">'
-            f'<title>{label}</title>{defs}{"".join(parts)}{legend_svg}</svg>')
+    defs = (
+        f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
+        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.12"/>'
+        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-opacity="0.5" stroke-width="2"/></pattern>'
+        f"</defs>"
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-series" role="img" '
+        f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
+        f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
+        f'data-axis-x-min="{x_axis.lo!r}" data-axis-x-max="{x_axis.hi!r}" '
+        f'data-axis-y-min="{y_axis.lo!r}" data-axis-y-max="{y_axis.hi!r}" '
+        f'data-x-start="{_c(left)}" data-x-end="{_c(right)}" data-y-start="{_c(bottom)}" data-y-end="{_c(top)}">'
+        f"<title>{label}</title>{defs}{''.join(parts)}{legend_svg}</svg>"
+    )
 
 
 def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: float, bottom: float) -> str:
-    out = [f'<rect x="{_c(left)}" y="{_c(top)}" width="{_c(right - left)}" height="{_c(bottom - top)}" '
-           f'fill="none" stroke="currentColor" stroke-opacity="0.4"/>']
+    out = [
+        f'<rect x="{_c(left)}" y="{_c(top)}" width="{_c(right - left)}" height="{_c(bottom - top)}" '
+        f'fill="none" stroke="currentColor" stroke-opacity="0.4"/>'
+    ]
     for t, label in zip(x_axis.ticks, x_axis.labels):
         x = _c(x_axis.at(t))
-        out.append(f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
-                   f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
-                   f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
-                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>')
+        out.append(
+            f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
+            f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
+            f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
+            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>'
+        )
     for t, label in zip(y_axis.ticks, y_axis.labels):
         y = _c(y_axis.at(t))
-        out.append(f'<g class="mm-tick mm-tick-y" data-value="{_tick_value(t)!r}" data-y="{y}">'
-                   f'<line x1="{_c(left - 4)}" y1="{y}" x2="{_c(right)}" y2="{y}" stroke="currentColor" '
-                   f'stroke-opacity="0.12"/><text x="{_c(left - 6)}" y="{_c(float(y) + 3.5)}" text-anchor="end" '
-                   f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>')
-    out.append(f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
-               f'fill="currentColor">step</text>')
+        out.append(
+            f'<g class="mm-tick mm-tick-y" data-value="{_tick_value(t)!r}" data-y="{y}">'
+            f'<line x1="{_c(left - 4)}" y1="{y}" x2="{_c(right)}" y2="{y}" stroke="currentColor" '
+            f'stroke-opacity="0.12"/><text x="{_c(left - 6)}" y="{_c(float(y) + 3.5)}" text-anchor="end" '
+            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>'
+        )
+    out.append(
+        f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
+        f'fill="currentColor">step</text>'
+    )
     return "".join(out)
 
 
 def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps: list[int], uid: str) -> str:
     title = f"<title>{_esc(said)}</title>"
     left, right = x_axis.start, x_axis.end
-    if isinstance(e, Band):
-        y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
-        y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
-        x_end = right
-        if e.window:  # the run's first N steps: up to the N-th step drawn
-            x_end = (x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right)
-        attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (f' data-max="{e.max!r}"' if e.max is not None else "")
-        kind = "window" if e.window else "band"
-        fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
-        return (f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
+    match e:
+        case Band():
+            y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
+            y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
+            x_end = right
+            if e.window:  # the run's first N steps: up to the N-th step drawn
+                x_end = x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right
+            attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (
+                f' data-max="{e.max!r}"' if e.max is not None else ""
+            )
+            kind = "window" if e.window else "band"
+            fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
+            return (
+                f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
                 f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
-                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>')
-    if isinstance(e, Median):
-        y = y_axis.at(e.value)
-        return (f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
+                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>'
+            )
+        case Median():
+            y = y_axis.at(e.value)
+            return (
+                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
                 f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
                 f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
-                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>')
-    if isinstance(e, Exact):
-        y = y_axis.at(e.value)
-        if isinstance(e.at, AtStep):
-            x = x_axis.at(e.at.step)
-            line = (f'<line x1="{_c(x - 7)}" y1="{_c(y)}" x2="{_c(x + 7)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="3"/>'
-                    f'<line x1="{_c(x)}" y1="{_c(y - 7)}" x2="{_c(x)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>')
-            where = f' data-step="{e.at.step}" data-x="{_c(x)}"'
-        else:
-            line = f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="1.5"/>'
-            where = ""
-        return (f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-y="{_c(y)}"{where}>'
-                f'{title}{line}</g>')
-    return ""  # presence: every logged step is already a point of the curve
+                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>'
+            )
+        case Exact():
+            y = y_axis.at(e.value)
+            if isinstance(e.at, AtStep):
+                x = x_axis.at(e.at.step)
+                line = (
+                    f'<line x1="{_c(x - 7)}" y1="{_c(y)}" x2="{_c(x + 7)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="3"/>'
+                    f'<line x1="{_c(x)}" y1="{_c(y - 7)}" x2="{_c(x)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>'
+                )
+                where = f' data-step="{e.at.step}" data-x="{_c(x)}"'
+            else:
+                line = f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_EXACT}" stroke-width="1.5"/>'
+                where = ""
+            return (
+                f'<g class="mm-mark mm-exact" data-kind="exact" data-value="{e.value!r}" data-y="{_c(y)}"{where}>'
+                f"{title}{line}</g>"
+            )
+        case Presence():
+            return ""  # every logged step is already a point of the curve
+        case _:
+            assert_never(e)
 
 
-def _run_curve(name: str, pts: list[tuple[int, float]], colour: str, dash: str, x_axis: Axis, y_axis: Axis,
-               edge: Mapping[str, float], unit: str | None) -> str:
+def _run_curve(
+    name: str,
+    pts: list[tuple[int, float]],
+    colour: str,
+    dash: str,
+    x_axis: Axis,
+    y_axis: Axis,
+    edge: Mapping[str, float],
+    unit: str | None,
+) -> str:
     stroke = f'stroke="{colour}" stroke-width="1.6" fill="none"' + (f' stroke-dasharray="{dash}"' if dash else "")
     drawn = _thin(pts)
     segments: list[list[tuple[int, float]]] = [[]]
@@ -468,8 +570,10 @@ def _run_curve(name: str, pts: list[tuple[int, float]], colour: str, dash: str, 
         else:  # a triangle pointing out of the plot, up or down
             tip = -6 if v > 0 else 6
             shape = f'<path d="M{_c(x - 4)} {_c(y)}L{_c(x + 4)} {_c(y)}L{_c(x)} {_c(y + tip)}z" fill="{colour}"/>'
-        marks.append(f'<g class="mm-nonfinite" data-step="{s}" data-value="{v!r}" data-x="{_c(x)}" data-y="{_c(y)}">'
-                     f'<title>{_esc(f"{name}: step {num(s)}: {_value_words(v, unit)}")}</title>{shape}</g>')
+        marks.append(
+            f'<g class="mm-nonfinite" data-step="{s}" data-value="{v!r}" data-x="{_c(x)}" data-y="{_c(y)}">'
+            f"<title>{_esc(f'{name}: step {num(s)}: {_value_words(v, unit)}')}</title>{shape}</g>"
+        )
     lines = []
     for seg in segments:
         if len(seg) == 1:
@@ -479,10 +583,16 @@ def _run_curve(name: str, pts: list[tuple[int, float]], colour: str, dash: str, 
             coords = " ".join(f"{_c(x_axis.at(s))},{_c(y_axis.at(v))}" for s, v in seg)
             lines.append(f'<polyline points="{coords}" {stroke}/>')
     if len(drawn) <= _DOTS_UP_TO:  # short runs: a dot per step shows where a step is missing
-        lines += [f'<circle cx="{_c(x_axis.at(s))}" cy="{_c(y_axis.at(v))}" r="1.4" fill="{colour}"/>'
-                  for seg in segments if len(seg) > 1 for s, v in seg]
-    return (f'<g class="mm-run" data-run="{_esc(name)}" data-points="{len(pts)}" data-drawn="{len(drawn)}">'
-            f'<title>{_esc(name)}</title>{"".join(lines)}{"".join(marks)}</g>')
+        lines += [
+            f'<circle cx="{_c(x_axis.at(s))}" cy="{_c(y_axis.at(v))}" r="1.4" fill="{colour}"/>'
+            for seg in segments
+            if len(seg) > 1
+            for s, v in seg
+        ]
+    return (
+        f'<g class="mm-run" data-run="{_esc(name)}" data-points="{len(pts)}" data-drawn="{len(drawn)}">'
+        f"<title>{_esc(name)}</title>{''.join(lines)}{''.join(marks)}</g>"
+    )
 
 
 def _legend(entries: list[tuple[str, str, str]], left: float, y: float) -> tuple[float, str]:
@@ -494,9 +604,11 @@ def _legend(entries: list[tuple[str, str, str]], left: float, y: float) -> tuple
         if x > left and x + width > WIDTH - 8:
             x, y = left, y + _LEGEND_ROW
         dashes = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<g class="mm-legend" data-run="{_esc(name)}"><title>{_esc(name)}</title>'
-                   f'<line x1="{_c(x)}" y1="{_c(y - 4)}" x2="{_c(x + 22)}" y2="{_c(y - 4)}" stroke="{colour}" '
-                   f'stroke-width="2"{dashes}/><text x="{_c(x + 26)}" y="{_c(y)}" font-size="{_TICK_FONT}" '
-                   f'fill="currentColor">{_esc(text)}</text></g>')
+        out.append(
+            f'<g class="mm-legend" data-run="{_esc(name)}"><title>{_esc(name)}</title>'
+            f'<line x1="{_c(x)}" y1="{_c(y - 4)}" x2="{_c(x + 22)}" y2="{_c(y - 4)}" stroke="{colour}" '
+            f'stroke-width="2"{dashes}/><text x="{_c(x + 26)}" y="{_c(y)}" font-size="{_TICK_FONT}" '
+            f'fill="currentColor">{_esc(text)}</text></g>'
+        )
         x += width
     return y + 6, "".join(out)

@@ -3,6 +3,7 @@
 Read from the same schema that editors use, so the page cannot drift from what
 `validate` accepts.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,7 +59,9 @@ def _type(schema: dict[str, Any], defs: dict[str, Any]) -> str:
     if kind == "array":
         return "list of " + _type(schema.get("items", {}), defs)
     if kind == "object":
-        values: dict[str, Any] = schema.get("additionalProperties") or next(iter(schema.get("patternProperties", {}).values()), {})
+        values: dict[str, Any] = schema.get("additionalProperties") or next(
+            iter(schema.get("patternProperties", {}).values()), {}
+        )
         keys = next(iter(schema.get("patternProperties", {})), None) or schema.get("propertyNames", {}).get("pattern")
         key_words = _PATTERNS.get(keys, "key") if keys else "key"
         return f"mapping of {key_words} to " + (_type(values, defs) if values else "value")

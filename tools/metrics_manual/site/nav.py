@@ -3,6 +3,7 @@
 No `nav:` in mkdocs.yml, so a new profile's page or a new hand-written page appears
 without a config edit; only the page readers come for moves to the top.
 """
+
 from __future__ import annotations
 
 from mkdocs.structure.nav import Navigation, Section

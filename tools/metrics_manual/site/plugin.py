@@ -8,13 +8,15 @@ changed, so the one extra rebuild that those writes cause finds nothing to write
 would leave the browser waiting for a site that never comes, so the plugin keeps
 the last good pages and shows the findings on top of every page until a good save.
 """
+
 from __future__ import annotations
 
 import html
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import jinja2
 from mkdocs.config.defaults import MkDocsConfig
@@ -29,9 +31,9 @@ from mkdocs.utils import CountHandler
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.exports.formats import CSV_COLUMNS
-from metrics_manual.source.load import Manual
-from metrics_manual.site.render import environment, template_error
 from metrics_manual.site.nav import metrics_first
+from metrics_manual.site.render import environment, template_error
+from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
 
@@ -133,7 +135,9 @@ class MetricsManualPlugin(BasePlugin):
         if self.manual is None:  # serving, and the source was never valid: nothing to fill in
             return "This page is filled in from `ranges/`, which does not load; see the findings above.\n"
         context: dict[str, Any] = {
-            "manual": self.manual, "catalog": self.manual.catalog, "profiles": self.manual.profiles,
+            "manual": self.manual,
+            "catalog": self.manual.catalog,
+            "profiles": self.manual.profiles,
             "csv_columns": CSV_COLUMNS,
         }
         try:

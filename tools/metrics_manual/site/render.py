@@ -3,25 +3,25 @@
 Each template under templates/pages/ becomes one page under docs/ at the same
 relative path; a path holding `[profile]` becomes one page per profile.
 """
+
 from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Sequence
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
+from metrics_manual.model.schema import CodeRepository, Expectation, Profile
 from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
-from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.site.fieldref import field_reference
 from metrics_manual.source.load import Manual
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile
-from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.source.reader import byte_position
 
 PAGES = "pages"
@@ -98,8 +98,17 @@ def environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(md=inert, num=num, words=words, code=code, describe=_describe_md, path=path_breaks,
-                       attr=attr, unit_name=unit_name, drawing=drawing)
+    env.filters.update(
+        md=inert,
+        num=num,
+        words=words,
+        code=code,
+        describe=_describe_md,
+        path=path_breaks,
+        attr=attr,
+        unit_name=unit_name,
+        drawing=drawing,
+    )
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
 
@@ -133,8 +142,12 @@ def _undecodable(templates: Path, root: Path) -> list[Finding]:
     return out
 
 
-def render_pages(manual: Manual, root: Path, captured: Mapping[str, Mapping[str, Run]] | None = None,
-                 in_repo: Mapping[str, bool] | None = None) -> dict[str, str]:
+def render_pages(
+    manual: Manual,
+    root: Path,
+    captured: Mapping[str, Mapping[str, Run]] | None = None,
+    in_repo: Mapping[str, bool] | None = None,
+) -> dict[str, str]:
     """Every generated page: path relative to root -> Markdown.
 
     `captured`: profile id -> its captured runs in the project (drawn as reference curves);

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from metrics_manual.diagnostics.finding import Finding, SourceError, shown
+from metrics_manual.model.kinds import KINDS
 from metrics_manual.model.schema import Catalog, Metric, Profile
 from metrics_manual.source.reader import Document, Loc, read_document
 
@@ -57,14 +58,13 @@ def did_you_mean(word: str, choices: Any) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-_KINDS = ("band", "median", "exact", "presence")
 _NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
 
 
 def _message(err: Any, allowed: list[str]) -> str:
     kind, value = err["type"], err.get("input")
     # Drop the parts a validator adds to the location: union tags and int/float branches.
-    loc = [p for p in err["loc"] if p not in _KINDS and p not in ("int", "float")]
+    loc = [p for p in err["loc"] if p not in KINDS and p not in ("int", "float")]
     field = str(loc[-1]) if loc and not isinstance(loc[-1], int) else ""
     prefix = f"{field}: " if field else ""
     if kind == "extra_forbidden":

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from browser_helpers import CHROMIUM_ARGS, Quiet
 from conftest import REPO, run_cli
 from derive_helpers import seed_run, seeds_project, write_runs
 from metrics_manual.runs.capture import captured_runs_by_profile
 from metrics_manual.site.curves import ReferenceCurves
 from metrics_manual.source.load import load_manual
-from test_browser import CHROMIUM_ARGS, _Quiet
-from test_site import mkdocs_build
+from site_helpers import mkdocs_build
 
 RUNS = ("seed-1", "seed-2", "seed-3")
 
@@ -88,7 +88,7 @@ def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:
 
 @pytest.mark.browser
 def test_each_captured_metric_draws_its_runs(derived: Path) -> None:
-    from test_browser import require_tool
+    from conftest import require_tool
 
     chromium = require_tool("/usr/bin/chromium")
     from playwright.sync_api import sync_playwright
@@ -98,7 +98,7 @@ def test_each_captured_metric_draws_its_runs(derived: Path) -> None:
     assert built.returncode == 0, built.stderr
     captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
     metrics = [m for m in load_manual(derived).metrics.values() if m.key in captured]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:

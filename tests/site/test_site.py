@@ -6,11 +6,9 @@ import html
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,18 +17,7 @@ import yaml
 from conftest import snapshot
 from metrics_manual.model.phrase import describe
 from metrics_manual.source.load import load_manual
-
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-
-
-def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(site)],
-        capture_output=True,
-        text=True,
-        env=ENV,
-    )
-
+from site_helpers import ENV, fetch, free_port, mkdocs_build, wait_for
 
 # These tests run on a copy of the real manual, whatever it holds: they find what they edit
 # (the first profile, its first band, the first metric) instead of naming shipped data.
@@ -231,29 +218,6 @@ def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode != 0
     assert anchor in result.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fetch(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=5) as r:  # noqa: S310 - localhost only
-        return r.read().decode("utf-8")
-
-
-def wait_for(predicate, timeout: float) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        try:
-            if predicate():
-                return time.monotonic() - start
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout} s")
 
 
 def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from conftest import run_cli
-from test_site import mkdocs_build
+from site_helpers import mkdocs_build
 
 
 def load(path: Path) -> dict:

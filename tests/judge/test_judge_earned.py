@@ -756,7 +756,7 @@ def test_the_judging_page_states_the_rules_and_caps_of_the_code() -> None:
     from metrics_manual.judge import rules
     from metrics_manual.runs import detect
 
-    page = _words((Path(__file__).parents[1] / "docs" / "judging.md").read_text("utf-8"))
+    page = _words((Path(__file__).parents[2] / "docs" / "judging.md").read_text("utf-8"))
     merge = collect.__doc__.split("The rules of a merge (docs/judging.md states them in these words):")[1]
     for bullet in merge.strip().split("\n- "):
         assert _words(bullet.lstrip("- ")) in page, bullet

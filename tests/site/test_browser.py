@@ -18,22 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo, require_tool
+from browser_helpers import Quiet
+from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.source.load import Manual, load_manual
-from test_site import mkdocs_build
+from site_helpers import mkdocs_build
 
 pytestmark = pytest.mark.browser
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
@@ -50,11 +41,6 @@ BIG_PROFILE = (
     .replace("tiny-notes", "big-notes")
     .replace("{kind: median, value: 400, steps: 10", "{kind: median, value: 800, steps: 10")
 )
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 def _fixture_tree(root: Path) -> Path:
@@ -79,7 +65,7 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     out = root / "site"
     result = mkdocs_build(root, out)
     assert result.returncode == 0, result.stderr
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield root, f"http://127.0.0.1:{server.server_address[1]}", out
@@ -89,19 +75,6 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 @pytest.fixture(scope="module")
 def manual(site) -> Manual:
     return load_manual(site[0])
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = require_tool("/usr/bin/chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # pragma: no cover
-        pytest.fail("playwright is not installed (make test installs it)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def _open(browser, base: str, **options):

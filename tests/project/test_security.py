@@ -250,7 +250,7 @@ def poisoned_site(tmp_path_factory: pytest.TempPathFactory):
     import shutil
 
     from conftest import write_project
-    from test_site import mkdocs_build
+    from site_helpers import mkdocs_build
 
     catalog, profile, _ = poisoned_sources()
     root = write_project(tmp_path_factory.mktemp("xss") / "manual", catalog, {"evil": profile})

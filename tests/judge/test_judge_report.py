@@ -9,8 +9,7 @@ import pytest
 
 import run_forms
 from conftest import run_cli, write_project
-from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
-from test_judge import CATALOG, PROFILE, clean_run
+from judge_fixture import CATALOG, PROFILE, clean_run
 
 pytestmark = pytest.mark.browser
 

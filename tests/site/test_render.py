@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_CATALOG, TINY_PROFILE, run_cli, write_project
+from conftest import REPO, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
 from metrics_manual.build import generate
 from metrics_manual.check.readback import reference_findings
 from metrics_manual.diagnostics.finding import SourceError
@@ -72,7 +72,7 @@ def test_inert_and_code() -> None:
 # Against a project built from a FROZEN copy of the migrated source (tests/fixtures/lab/),
 # never against ranges/: the shipped data may move on.
 
-LAB_DIR = Path(__file__).parent / "fixtures" / "lab"
+LAB_DIR = REPO / "tests" / "fixtures" / "lab"
 LAB = LAB_DIR / "lab-metrics-page.md"
 # How each qualifier of the lab page is phrased on ours (phrasing may change, facts may not).
 QUALIFIERS = {

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, TINY_PROFILE, write_project
-from test_site import ENV, fetch, free_port, mkdocs_build, wait_for
+from site_helpers import ENV, fetch, free_port, mkdocs_build, wait_for
 
 GOOD = "min: 0.25, max: 4.5"
 

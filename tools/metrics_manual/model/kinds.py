@@ -1,0 +1,87 @@
+"""The kinds of expectation, and the steps of a run each one covers: one definition for every stage.
+
+A kind (band, median, exact, presence) is a class of model/schema.py; `Expectation` is their
+union. What a stage does with a kind lives in that stage, as one `match` over the kinds that
+ends in `typing.assert_never`, so a kind added to the union and missed by any of them is a
+mypy error at that line, never a silent default:
+
+- model/schema.py   `span`: the steps it covers (a property of each class)
+- model/kinds.py    `numbers` (what a drawing places on its axis), `covered_steps`, `keeps_warm_up`
+- model/phrase.py   `describe`: the kind in words
+- site/draw.py      `_range_mark`, `_expected_mark`: the kind drawn
+- judge/rules.py    `rule`: the judging rule
+- derive/stats.py   `_outcome`: derived again, or checked
+- exports/formats.py `judge`, `_alert`: an alerting rule, or why a gauge cannot judge it
+
+tests/test_kinds.py adds a toy kind to a copy of the package and holds mypy to this list.
+The CSV columns are the fields of every kind (a test holds them to it); the JSON Schemas come
+from the classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, assert_never, get_args
+
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    EveryStep,
+    Exact,
+    Expectation,
+    FirstSteps,
+    Median,
+    Presence,
+    Span,
+    Window,
+)
+
+Kind = Literal["band", "median", "exact", "presence"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+
+def numbers(e: Expectation) -> list[float]:
+    """The values of `e` a drawing places on its axis (none for presence: it has no value)."""
+    match e:
+        case Band():
+            return [float(v) for v in (e.min, e.max) if v is not None]
+        case Median() | Exact():
+            return [float(e.value)]
+        case Presence():
+            return []
+        case _:
+            assert_never(e)
+
+
+def keeps_warm_up(span: Span) -> bool:
+    """Whether the steps of `span` include a run's warm-up steps: only a window does, it covers exactly them."""
+    match span:
+        case Window():
+            return True
+        case FirstSteps() | AtStep() | EveryStep():
+            return False
+        case _:
+            assert_never(span)
+
+
+def covered_steps(span: Span, steps: Sequence[int], warm_up: int = 0) -> tuple[list[int], int]:
+    """The steps of a run (`steps`, in order) that `span` covers, and how many it expects.
+
+    The first `warm_up` of `steps` are left out unless the span keeps them (a window). `judge`
+    slices the steps of the metric's step key the run reached; `derive` the steps a metric was
+    logged at; `check` re-judges a derived range on the same steps it was derived from.
+    """
+    covered: Sequence[int]
+    match span:
+        case Window(first=n) | FirstSteps(count=n):
+            covered, expected = steps[:n], n
+        case AtStep(step=n):
+            covered, expected = [n], 1
+        case EveryStep():
+            covered, expected = steps, len(steps)
+        case _:
+            assert_never(span)
+    if warm_up and not keeps_warm_up(span):
+        skipped = set(steps[:warm_up])
+        return [s for s in covered if s not in skipped], expected
+    return list(covered), expected
