@@ -108,10 +108,12 @@ class Collector:
         self.attempts: dict[tuple[str, int], int] = {}
 
     def end(self) -> None:
+        by_key: dict[str, dict[int, int]] = {}
+        for (k, s), a in self.attempts.items():
+            by_key.setdefault(k, {})[s] = a
         for key, series in self.series.items():
             if series:
-                mine = {s: a for (k, s), a in self.attempts.items() if k == key} if self.attempts else {}
-                self._parts.setdefault(key, []).append(Part(self.path, series, mine))
+                self._parts.setdefault(key, []).append(Part(self.path, series, by_key.get(key, {})))
         self.begin("")
 
     def step_key(self, key: str) -> str | None:
