@@ -67,8 +67,6 @@ def text(j: Judgement) -> str:
             f"  {n.metric}" + (f" (expectation {n.expectation})" if n.expectation is not None else "") + f": {n.reason}"
             for n in j.not_judged
         ]
-    if j.run.unlisted_keys:
-        out.append(f"  and about {num(j.run.unlisted_keys)} more keys not in the catalog (not listed)")
     out += [str(f) for f in findings(j)]
     out.append(summary_line(j))
     # Keys and paths come from the run's files: a newline or an escape sequence in one must not

@@ -27,6 +27,7 @@ from typing import Literal, assert_never
 from pydantic import BaseModel, ConfigDict, Field
 
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
@@ -142,7 +143,7 @@ class Summary(_Out):
     passed: int = Field(alias="pass")
     failed: int = Field(alias="fail")
     errors: int = Field(alias="error")
-    not_judged: int
+    not_judged: int = Field(description="Expectations and keys not judged, the keys past those listed counted.")
     problems: int = Field(
         default=0, description="Errors found while reading the run (corrupt or hostile lines): exit 2."
     )
@@ -327,6 +328,9 @@ def rule(e: Expectation) -> Rule:
 # --- one run against one profile ---------------------------------------------------------
 
 
+UNKNOWN_SHOWN = 25  # unknown keys named one by one; the rest are counted
+
+
 def judge(
     profile: ProfileExport,
     run: Run,
@@ -356,11 +360,18 @@ def judge(
                     not_judged.append(r)
                 else:
                     results.append(r)
-    catalog = {k for m in profile.metrics for k in (m.key, *m.members)}
-    step_keys = set(run.step_keys.values())
-    for key in sorted({*run.series, *run.unread}):
-        if key not in catalog and key not in step_keys:
-            not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
+    # Keys the catalog does not document (patterns such as eval/{dataset} included): a run from a
+    # newer Miles shows what the manual lacks. Named up to a cap, then counted.
+    catalog = KeySet([*(k for m in profile.metrics for k in (m.key, *m.members)), *run.step_keys.values()])
+    unknown = [key for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
+    for key in unknown[:UNKNOWN_SHOWN]:
+        not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
+    # Past the reader's cap the run's unread keys were only counted (about how many: run.unread_beyond).
+    rest = max(len(unknown) - UNKNOWN_SHOWN, 0) + run.unread_beyond
+    if rest:
+        about = "about " if run.unread_beyond else ""
+        first = unknown[UNKNOWN_SHOWN] if len(unknown) > UNKNOWN_SHOWN else "..."
+        not_judged.append(NotJudged(metric=first, reason=f"and {about}{rest:,} more keys not in the manual's catalog"))
     problems = [
         Problem(
             path=f.path,
@@ -395,7 +406,7 @@ def judge(
                 "pass": sum(r.verdict == "pass" for r in results),
                 "fail": sum(r.verdict == "fail" for r in results),
                 "error": sum(r.verdict == "error" for r in results),
-                "not_judged": len(not_judged) + run.unread_beyond,
+                "not_judged": len(not_judged) + (rest - 1 if rest else 0),
                 "problems": sum(p.severity == "error" for p in problems),
             }
         ),
