@@ -115,7 +115,9 @@ def test_api_answers_what_a_metric_should_be(tiny: Path, tmp_path: Path) -> None
 # --- round trip, as a property over generated profiles ---------------------------------
 
 numbers = st.one_of(st.integers(-(10**6), 10**6), st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False))
-texts = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30)
+texts = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30).filter(
+    lambda s: s.strip()  # a blank text is a finding: draw only valid ones
+)
 conditions = st.none() | texts
 sources = st.lists(st.sampled_from(["summary", "code"]), max_size=2, unique=True)
 
