@@ -30,6 +30,7 @@ from mkdocs.utils import CountHandler
 
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
+from metrics_manual.disk.files import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
 from metrics_manual.site.nav import metrics_first
 from metrics_manual.site.render import environment, template_error
@@ -94,6 +95,10 @@ class MetricsManualPlugin(BasePlugin):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
         self.env = environment(self.root / "templates")
+        try:
+            settle(self.root)  # a switch a killed build left pending: finished before MkDocs reads docs/
+        except ManualError as exc:
+            self._fail(f"metrics-manual: {exc}")
         return config
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
