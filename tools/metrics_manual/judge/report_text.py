@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
-from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.judge.rules import Judgement, Result, Span, findings
+from metrics_manual.judge.rules import Judgement, Problem, Result, Span
 from metrics_manual.model.phrase import num, plain
-from metrics_manual.runs.read import inert
+from metrics_manual.text import github_data, github_property, inert, xml_chars
 
 OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
@@ -67,24 +65,29 @@ def text(j: Judgement) -> str:
             f"  {n.metric}" + (f" (expectation {n.expectation})" if n.expectation is not None else "") + f": {n.reason}"
             for n in j.not_judged
         ]
-    out += [str(f) for f in findings(j)]
+    out += [problem_line(p) for p in j.problems]
     out.append(summary_line(j))
     # Keys and paths come from the run's files: a newline or an escape sequence in one must not
     # forge a line or drive the terminal.
     return "\n".join(inert(line) for line in out) + "\n"
 
 
-# XML 1.0 cannot hold most control characters, even escaped.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+def problem_line(p: Problem) -> str:
+    """A reading problem as the command prints a finding: `path:line:col: severity: message`."""
+    return f"{p.path}:{p.line}:{p.col}: {p.severity}: {p.message}"
 
 
-def _x(s: str) -> str:
-    return _NOT_XML.sub("\ufffd", inert(s))
+def _x(text: str) -> str:
+    """Text for JUnit: each line inert (control characters escaped), the line breaks kept."""
+    return xml_chars("\n".join(inert(line) for line in text.split("\n")))
 
 
-def _xt(s: str) -> str:
-    """Multi-line text: each line made inert, the line breaks kept."""
-    return "\n".join(_x(line) for line in s.split("\n"))
+def _gd(text: str) -> str:
+    return inert(github_data(text))
+
+
+def _gp(text: str) -> str:
+    return inert(github_property(text))
 
 
 def junit(j: Judgement) -> str:
@@ -120,38 +123,29 @@ def junit(j: Judgement) -> str:
         ET.SubElement(props, "property", name=name, value=_x(value))
     for r in j.results:
         case = ET.SubElement(
-            suite, "testcase", classname=_x(r.metric), name=_x(f"[{r.expectation}] {r.kind}: {r.expected}"), time="0"
+            suite,
+            "testcase",
+            classname=_x(r.metric),
+            name=_x(f"[{r.expectation}] {r.kind}: {r.expected}"),
+            time="0",
         )
         if r.verdict != "pass":
             tag = "failure" if r.verdict == "fail" else "error"
             el = ET.SubElement(case, tag, message=_x(r.reason), type=r.verdict)
-            el.text = "\n".join(_x(t) for t in (f"{r.metric}: expected {r.expected}", r.reason, r.url) if t)
+            el.text = _x(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
         else:
             ET.SubElement(case, "system-out").text = _x(r.reason)
     case = ET.SubElement(suite, "testcase", classname="run", name="the run's files read cleanly", time="0")
-    errs = [f for f in findings(j) if f.severity == "error"]
+    errs = [p for p in j.problems if p.severity == "error"]
     if errs:
-        ET.SubElement(case, "error", message=_x(f"{len(errs)} reading error(s)"), type="error").text = "\n".join(
-            _x(str(f)) for f in errs
+        ET.SubElement(case, "error", message=_x(f"{len(errs)} reading error(s)"), type="error").text = _x(
+            "\n".join(problem_line(p) for p in errs)
         )
-    warns = [str(f) for f in findings(j) if f.severity != "error"]
+    warns = [problem_line(p) for p in j.problems if p.severity != "error"]
     if warns:
-        ET.SubElement(case, "system-err").text = "\n".join(_x(w) for w in warns)
+        ET.SubElement(case, "system-err").text = _x("\n".join(warns))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _prop(value: str) -> str:
-    # A property of a workflow command ends at ',' or '::'.
-    return (
-        inert(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
-        .replace(":", "%3A")
-        .replace(",", "%2C")
-    )
-
-
-def _msg(value: str) -> str:
-    return inert(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def github(j: Judgement) -> str:
@@ -160,11 +154,13 @@ def github(j: Judgement) -> str:
     for r in j.results:
         if r.verdict == "pass":
             continue
-        title = _prop(f"{r.metric} {r.verdict}")
-        out.append(f"::error title={title}::{_msg(f'{r.metric}: expected {r.expected}; {r.reason}')}")
-    out += [inert(f.github()) for f in findings(j)]
-    out.append(f"::notice title=metrics-manual judge::{_msg(summary_line(j))}")
+        title = _gp(f"{r.metric} {r.verdict}")
+        out.append(f"::error title={title}::{_gd(f'{r.metric}: expected {r.expected}; {r.reason}')}")
+    for p in j.problems:
+        props = f"file={_gp(p.path)},line={p.line},col={p.col}"
+        out.append(f"::{p.severity} {props}::{_gd(p.message)}")
+    out.append(f"::notice title=metrics-manual judge::{_gd(summary_line(j))}")
     return "\n".join(out) + "\n"
 
 
-__all__ = ["render", "OUTPUTS", "text", "junit", "github", "ranges", "Finding"]
+__all__ = ["render", "OUTPUTS", "text", "junit", "github", "ranges"]

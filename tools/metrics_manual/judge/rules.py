@@ -26,7 +26,6 @@ from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, num
@@ -222,7 +221,7 @@ Failing = list[tuple[int, float | None]]  # (step, value; None: not logged), lig
 
 
 Tolerance = tuple[float, Literal["profile", "rtol"]] | None
-Outcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
+RuleOutcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
 
 
 def _listed(points: Failing, most: int = 5) -> str:
@@ -234,7 +233,7 @@ def _listed(points: Failing, most: int = 5) -> str:
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
 
 
-def band(c: Case) -> Outcome:
+def band(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Band)
     e = c.e
     points = c.points
@@ -250,7 +249,7 @@ def band(c: Case) -> Outcome:
     return "pass", [], f"{where}; {_of(c, len(points))} judged", None
 
 
-def median(c: Case) -> Outcome:
+def median(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Median)
     e = c.e
     own = e.tolerance
@@ -270,7 +269,7 @@ def median(c: Case) -> Outcome:
     return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
 
 
-def exact(c: Case) -> Outcome:
+def exact(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Exact)
     e = c.e
     points = c.points
@@ -289,7 +288,7 @@ def exact(c: Case) -> Outcome:
     )
 
 
-def presence(c: Case) -> Outcome:
+def presence(c: Case) -> RuleOutcome:
     missing: Failing = [(s, None) for s in c.covered if s not in c.values and s != c.unfinished]
     if missing:
         listed = compact(s for s, _ in missing)
@@ -306,7 +305,7 @@ def presence(c: Case) -> Outcome:
 class Rule:
     """How one kind is judged."""
 
-    judge: Callable[[Case], Outcome]
+    judge: Callable[[Case], RuleOutcome]
     needs_values: bool  # no value at the steps it covers is an error before the rule runs
     judges_steps: bool  # steps_judged counts the steps covered, not the values read (presence)
 
@@ -564,11 +563,6 @@ def _one(
     verdict, failing, reason, tolerance = judging.judge(case)
     judged = len(covered) if judging.judges_steps else len(points)
     return result(verdict, judged, reason, _observed(points), failing, tolerance, missing=len(missing))
-
-
-def findings(j: Judgement) -> list[Finding]:
-    """The reading problems back as findings, for printing."""
-    return [Finding(p.path, p.line, p.col, p.message, p.severity) for p in j.problems]
 
 
 VERDICT_SCHEMA = "docs/export/verdict.schema.json"

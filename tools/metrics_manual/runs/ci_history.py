@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector, as_step, number
 
 # Miles' CiHistoryBackend records only these keys: TARGET_METRIC_KEYS in
@@ -32,7 +33,12 @@ def read(path: Path, rel: str, out: Collector) -> None:
         key = record.get("metric") if isinstance(record, dict) else None
         series = record.get("series") if isinstance(record, dict) else None
         if not isinstance(key, str) or not isinstance(series, list):
-            out.problem(rel, n, 'not a CI history line: expected {"metric": ..., "series": [[step, value], ...]}')
+            out.problem(
+                rel,
+                n,
+                'not a CI history line: expected {"metric": ..., "series": [[step, value], ...]}',
+                code=codes.NOT_A_RECORD,
+            )
             continue
         is_step = key in out.step_key_set
         keep = is_step or out.step_key(key) is not None
@@ -44,7 +50,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
             if step is None:
                 if not bad:  # once per line: a hostile line must not print a book
                     shown = json.dumps(point)[:80]
-                    out.problem(rel, n, f"{key}: point {i} is not [step, value] with a step from 0 to 2^63-1: {shown}")
+                    why = f"{key}: point {i} is not [step, value] with a step from 0 to 2^63-1: {shown}"
+                    out.problem(rel, n, why, code=codes.NOT_A_RECORD)
                 bad += 1
                 continue
             if is_step:
@@ -52,6 +59,6 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 continue
             value = number(point[1])
             if value is None:
-                out.put_invalid(key, step, point[1])
+                out.put_invalid(key, step, point[1], line=n)
             else:
                 out.put(key, step, value)

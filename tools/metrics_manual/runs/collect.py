@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.series import Series
 
@@ -97,6 +99,7 @@ class Collector:
         self._parts: dict[str, list[Part]] = {}
         self._invalid: dict[str, dict[int, str]] = {}
         self._relogged: dict[tuple[str, str], set[int]] = {}
+        self._invalid_seen: set[tuple[str, str]] = set()
         self.begin("")
 
     # --- one file at a time ---------------------------------------------------------------
@@ -179,13 +182,27 @@ class Collector:
             sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
             self._relogged.setdefault((self.path, sk), set()).add(step)
 
-    def put_invalid(self, key: str, step: int, raw: Any, attempt: int = 0, *, text: str | None = None) -> None:
+    def put_invalid(
+        self, key: str, step: int, raw: Any, attempt: int = 0, *, line: int = 0, text: str | None = None
+    ) -> str | None:
         """A value that is not a number (a string, null, a bool, a number out of float range): kept
-        as NaN so that no rule can pass it, with what was logged (or `text`) for the result."""
+        as NaN so that no rule can pass it, with what was logged (or `text`) for the result.
+
+        The first such value of a key in a file is also a warning at its `line` (returned as the
+        message when `line` is 0, for a reader that counts lines later): the verdict names the
+        step, the warning the place."""
         self.put(key, step, math.nan, attempt)
         if len(text := text or _shown(raw)) > 60:
             text = text[:60] + "..."
         self._invalid.setdefault(key, {})[step] = text
+        if (self.path, key) in self._invalid_seen:
+            return None
+        self._invalid_seen.add((self.path, key))
+        message = f"{key}: not a number at step {step}: {text} (an error of its expectations)"
+        if line:
+            self.problem(self.path, line, message, code=codes.NOT_A_NUMBER, severity="warning")
+            return None
+        return message
 
     def put_step(self, key: str, step: int) -> None:
         """A step key's own value: the step it names was reached."""
@@ -208,11 +225,12 @@ class Collector:
             line,
             f"the last {what} is cut (the run may still be writing this file); it was skipped "
             "and the last step counts as unfinished",
+            code=codes.CUT_LAST_LINE,
             severity="warning",
         )
 
-    def problem(self, path: str, line: int, message: str, severity: str = "error", col: int = 1) -> None:
-        self.problems.append(Finding(path, line, col, message, severity))
+    def problem(self, path: str, line: int, message: str, *, code: Code, severity: str = "error", col: int = 1) -> None:
+        self.problems.append(Finding(path, line, col, message, severity, code=code))
 
     # --- the merge --------------------------------------------------------------------------
 
@@ -327,7 +345,12 @@ def lines(fh: IO[bytes], progress: Progress | None) -> Iterator[tuple[int, bytes
 
 
 def too_long(out: Collector, rel: str, n: int) -> None:
-    out.problem(rel, n, f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)")
+    out.problem(
+        rel,
+        n,
+        f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)",
+        code=codes.LINE_TOO_LONG,
+    )
 
 
 def json_records(path: Any, rel: str, out: Collector) -> Iterator[tuple[int, Any]]:
@@ -346,16 +369,21 @@ def json_records(path: Any, rel: str, out: Collector) -> Iterator[tuple[int, Any
             try:
                 record = json.loads(line)
             except RecursionError:
-                out.problem(rel, n, "corrupt line: JSON nested too deeply; it was skipped")
+                out.problem(rel, n, "corrupt line: JSON nested too deeply; it was skipped", code=codes.CORRUPT_LINE)
                 continue
             except ValueError as exc:
                 if line.endswith(b"\n"):
-                    out.problem(rel, n, f"corrupt line: {exc}", col=getattr(exc, "colno", 1))
+                    out.problem(rel, n, f"corrupt line: {exc}", code=codes.CORRUPT_LINE, col=getattr(exc, "colno", 1))
                 else:
                     out.cut(rel, n)
                 continue
             if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(record)):
-                out.problem(rel, n, f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped")
+                out.problem(
+                    rel,
+                    n,
+                    f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
+                    code=codes.INVALID_KEY,
+                )
                 continue
             yield n, record
 

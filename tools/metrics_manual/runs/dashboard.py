@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import KEYS_KEPT, Collector, as_step, json_records, not_a_step, number
 
 
@@ -18,13 +19,13 @@ def read(path: Path, rel: str, out: Collector) -> None:
     for n, record in json_records(path, rel, out):
         metrics = record.get("metrics") if isinstance(record, dict) else None
         if not isinstance(metrics, dict):
-            out.problem(rel, n, "not a dashboard record: no 'metrics' object")
+            out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)
             continue
         own_key, own_raw = record.get("step_key"), record.get("step")
         own_step = as_step(own_raw)
         if own_key in step_key_set:
             if own_step is None and own_raw is not None:
-                out.problem(rel, n, not_a_step("step", own_raw))
+                out.problem(rel, n, not_a_step("step", own_raw), code=codes.NOT_A_STEP)
                 continue
             if own_step is not None:
                 out.put_step(own_key, own_step)
@@ -47,7 +48,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
             step = as_step(raw)
             if step is None:
                 if raw is not None:
-                    out.problem(rel, n, not_a_step(sk, raw))
+                    out.problem(rel, n, not_a_step(sk, raw), code=codes.NOT_A_STEP)
                     break
                 if key not in missing_step:
                     missing_step.add(key)
@@ -61,11 +62,12 @@ def read(path: Path, rel: str, out: Collector) -> None:
                         f"{key} is logged without its step key {sk}"
                         + (f" (with {other})" if other else "")
                         + "; such values were skipped",
+                        code=codes.MISSING_STEP,
                         severity="warning",
                     )
                 continue
             v = number(value)
             if v is None:
-                out.put_invalid(key, step, value)
+                out.put_invalid(key, step, value, line=n)
             else:
                 out.put(key, step, v)

@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-FORMATS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
+RUN_FORMATS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
 _HEAD = 64 * 1024
 _KEY = re.compile(rb'"([A-Za-z_]+)"\s*:')
 _SUFFIXES = {

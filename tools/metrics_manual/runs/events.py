@@ -19,6 +19,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 from metrics_manual.runs.collect import (
     MAX_LINE,
     SURROGATE,
@@ -34,7 +36,8 @@ from metrics_manual.runs.collect import (
 _STRICT, _METRIC, _ESCAPE = b'"type":"metric"', b"metri", b"\\"
 _HEAD = 1024
 CHUNK = 4 * 1024 * 1024
-Problems = list[tuple[int, str, str, int]]  # byte offset of the line, message, severity, column
+# A problem found before line numbers are counted: byte offset of its line, kind, message, severity, column.
+Problems = list[tuple[int, Code, str, str, int]]
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
@@ -63,7 +66,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     line = b"".join(long) + chunk[: nl + 1]
                     _scan(line, len(line), offset, out, problems, missing_step)
                 else:
-                    problems.append((offset, _too_long(), "error", 1))
+                    problems.append((offset, codes.LINE_TOO_LONG, _too_long(), "error", 1))
                 offset += long_len
                 long, long_len = None, 0
                 chunk = chunk[nl + 1 :]
@@ -77,7 +80,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 long, long_len, tail = [data], len(data), b""  # one line longer than a chunk
         if long is not None:
             if long_len > MAX_LINE:
-                problems.append((offset, _too_long(), "error", 1))
+                problems.append((offset, codes.LINE_TOO_LONG, _too_long(), "error", 1))
             else:
                 tail = b"".join(long)
     if tail.strip():
@@ -90,8 +93,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 _metric(event, offset, out, problems, missing_step)
     if problems or cut:
         lines = _line_numbers(path, sorted({p[0] for p in problems} | ({offset} if cut else set())))
-        for at, message, severity, col in problems:
-            out.problem(rel, lines[at], message, severity=severity, col=col)
+        for at, code, message, severity, col in problems:
+            out.problem(rel, lines[at], message, code=code, severity=severity, col=col)
         if cut:
             out.cut(rel, lines[offset])
 
@@ -115,15 +118,17 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
     while start < end:
         stop = find(b"\n", start, end)
         if stop - start > MAX_LINE:
-            problems.append((offset + start, _too_long(), "error", 1))
+            problems.append((offset + start, codes.LINE_TOO_LONG, _too_long(), "error", 1))
         elif _may_be_metric(data, start, stop):
             line = data[start:stop]
             try:
                 event = json.loads(line)
             except RecursionError:
-                problems.append((offset + start, "corrupt line: JSON nested too deeply; it was skipped", "error", 1))
+                why = "corrupt line: JSON nested too deeply; it was skipped"
+                problems.append((offset + start, codes.CORRUPT_LINE, why, "error", 1))
             except ValueError as exc:
-                problems.append((offset + start, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
+                col = getattr(exc, "colno", 1)
+                problems.append((offset + start, codes.CORRUPT_LINE, f"corrupt line: {exc}", "error", col))
             else:
                 if isinstance(event, dict) and event.get("type") == "metric":
                     if (
@@ -134,6 +139,7 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
                         problems.append(
                             (
                                 offset + start,
+                                codes.INVALID_KEY,
                                 f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
                                 "error",
                                 1,
@@ -147,14 +153,14 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
 def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, missing_step: set[str]) -> None:
     metrics = event.get("metrics")
     if not isinstance(metrics, dict):
-        problems.append((at, "a metric event without a 'metrics' object", "error", 1))
+        problems.append((at, codes.NOT_A_RECORD, "a metric event without a 'metrics' object", "error", 1))
         return
     attempt = event.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 0 else 0
     for own in out.step_key_set:  # a step key whose value is no step spoils the record
         raw = metrics.get(own)
         if raw is not None and as_step(raw) is None:
-            problems.append((at, not_a_step(own, raw), "error", 1))
+            problems.append((at, codes.NOT_A_STEP, not_a_step(own, raw), "error", 1))
             return
     for key, value in metrics.items():
         sk = out.step_key(key)
@@ -172,6 +178,7 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, 
                 problems.append(
                     (
                         at,
+                        codes.MISSING_STEP,
                         f"{key} is logged without its step key {sk}"
                         + (f" (with {other})" if other else "")
                         + "; such values were skipped",
@@ -185,7 +192,8 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, 
             continue
         v = number(value)
         if v is None:
-            out.put_invalid(key, step, value, attempt)
+            if message := out.put_invalid(key, step, value, attempt):
+                problems.append((at, codes.NOT_A_NUMBER, message, "warning", 1))
         else:
             out.put(key, step, v, attempt)
 

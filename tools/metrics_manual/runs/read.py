@@ -15,14 +15,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.model.schema import Catalog
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.detect import FORMATS, detect, looks_like
+from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.series import Run
+from metrics_manual.text import inert
 
-__all__ = ["read_run", "Run", "FORMATS", "RunInputError", "detect"]
+__all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
 
 READERS: dict[str, Callable[[Path, str, Collector], None]] = {
     "events": events.read,
@@ -49,14 +51,7 @@ def shown_path(path: Path) -> str:
     return inert(os.fsencode(path).decode("utf-8", "backslashreplace"))
 
 
-def inert(text: str) -> str:
-    """Control characters (newline, ESC of ANSI/OSC sequences ...) and lone surrogates as escapes."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in text)
-
-
-_TRIED = "tried: " + ", ".join(FORMATS) + "; name the form with --input-format"
+_TRIED = "tried: " + ", ".join(RUN_FORMATS) + "; name the form with --input-format"
 
 
 def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
@@ -76,30 +71,41 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
             if len(found) == before:
                 warnings.append(
                     Finding(
-                        shown_path(path), 1, 1, f"no metrics file of a known form in this folder ({_TRIED})", "warning"
+                        shown_path(path),
+                        1,
+                        1,
+                        f"no metrics file of a known form in this folder ({_TRIED})",
+                        "warning",
+                        code=codes.NO_RUN_FILES,
                     )
                 )
         elif path.is_file():
             form = input_format if input_format != "auto" else detect(path)
             if form is None:
-                bad.append(Finding(shown_path(path), 1, 1, f"not a metrics file of a known form ({_TRIED})"))
+                why = f"not a metrics file of a known form ({_TRIED})"
+                bad.append(Finding(shown_path(path), 1, 1, why, code=codes.UNKNOWN_RUN_FORM))
             else:
                 found.append((path, form))
         else:
-            bad.append(Finding(shown_path(path), 1, 1, "no such file or folder"))
+            bad.append(Finding(shown_path(path), 1, 1, "no such file or folder", code=codes.NO_SUCH_RUN_FILE))
     for file, _ in found:
         try:
             os.fsencode(file).decode("utf-8")
         except UnicodeDecodeError:
             warnings.append(
                 Finding(
-                    shown_path(file), 1, 1, "the file name is not UTF-8 (shown with \\x escapes); it was read", "error"
+                    shown_path(file),
+                    1,
+                    1,
+                    "the file name is not UTF-8 (shown with \\x escapes); it was read",
+                    "error",
+                    code=codes.FILE_NAME_NOT_UTF8,
                 )
             )
     if bad:
         raise RunInputError(bad)
     if not found:
-        raise RunInputError([Finding(w.path, 1, 1, w.message) for w in warnings])
+        raise RunInputError([Finding(w.path, 1, 1, w.message, code=w.code) for w in warnings])
     return found, warnings
 
 
@@ -119,9 +125,17 @@ def read_run(
     cut last line) are in `Run.problems`. `keys`: keep only these keys' values (the others
     are named in `Run.unread`); None keeps every key.
     """
-    if input_format != "auto" and input_format not in FORMATS:
+    if input_format != "auto" and input_format not in RUN_FORMATS:
         raise RunInputError(
-            [Finding("--input-format", 1, 1, f"unknown form {input_format!r}; one of: auto, {', '.join(FORMATS)}")]
+            [
+                Finding(
+                    "--input-format",
+                    1,
+                    1,
+                    f"unknown form {input_format!r}; one of: auto, {', '.join(RUN_FORMATS)}",
+                    code=codes.UNKNOWN_RUN_FORM,
+                )
+            ]
         )
     step_keys = catalog.step_keys if isinstance(catalog, Catalog) else dict(catalog)
     files, warnings = _files([Path(p) for p in paths], input_format)
@@ -143,9 +157,9 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
         try:
             READERS[form](file, rel, out)
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}")
+            out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
         except RecursionError:
-            out.problem(rel, 1, f"cannot read as {form}: nested too deeply")
+            out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)
         out.end()
         if form not in run.formats:
             run.formats.append(form)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.runs.collect import MAX_STEP, Collector
 
@@ -21,6 +22,8 @@ INSTALL = "reading TensorBoard event files needs the tensorboard extra: pip inst
 
 class MissingExtra(ManualError):
     """The tensorboard package is not installed."""
+
+    code = codes.MISSING_EXTRA
 
 
 def _records(path: Path) -> Any:
@@ -47,12 +50,14 @@ def read(path: Path, rel: str, out: Collector) -> None:
             if "truncated record" in str(exc):
                 out.cut(rel, n, "record")
             else:
-                out.problem(rel, n, f"corrupt event record {n}: {str(exc)[:200]}; the rest of the file was skipped")
+                why = f"corrupt event record {n}: {str(exc)[:200]}; the rest of the file was skipped"
+                out.problem(rel, n, why, code=codes.CORRUPT_LINE)
             break
         if event.HasField("summary"):
             step = int(event.step)
             if not 0 <= step <= MAX_STEP:
-                out.problem(rel, n, f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped")
+                why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
+                out.problem(rel, n, why, code=codes.NOT_A_STEP)
                 continue
             for v in event.summary.value:
                 kind = v.WhichOneof("value")
@@ -66,7 +71,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
                     value, why = _tensor_scalar(v.tensor)
                     if value is None:
-                        out.put_invalid(v.tag, step, None, text=why)
+                        out.put_invalid(v.tag, step, None, line=n, text=why)
                     else:
                         out.put(v.tag, step, value)
     if out.progress:

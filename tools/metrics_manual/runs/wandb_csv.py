@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector, as_step, lines, too_long
 
 
@@ -47,7 +48,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 too_long(out, rel, at)
             too_long_at.clear()
             if pending:
-                out.problem(rel, pending[0], f"corrupt line: {pending[1]} fields where the header has {width}")
+                why = f"corrupt line: {pending[1]} fields where the header has {width}"
+                out.problem(rel, pending[0], why, code=codes.CORRUPT_LINE)
                 pending = None
             if not row:
                 continue
@@ -62,7 +64,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 step = _step(scell)
                 if step is None:
                     if scell:
-                        out.problem(rel, n, f"{key}: its step {scell[:40]!r} is not an integer from 0 to 2^63-1")
+                        why = f"{key}: its step {scell[:40]!r} is not an integer from 0 to 2^63-1"
+                        out.problem(rel, n, why, code=codes.NOT_A_STEP)
                         break  # once per row
                     if key not in missing_step:
                         missing_step.add(key)
@@ -75,6 +78,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                             f"{key} is logged without a step in its step column"
                             + (f" (with {other})" if other else "")
                             + "; such values were skipped",
+                            code=codes.MISSING_STEP,
                             severity="warning",
                             col=i + 1,
                         )
@@ -85,10 +89,10 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 try:
                     value = float(cell)
                 except ValueError:
-                    out.put_invalid(key, step, cell)
+                    out.put_invalid(key, step, cell, line=n)
                     continue
                 if math.isinf(value) and cell.strip().lower() not in _INF:
-                    out.put_invalid(key, step, None, text=f"{cell[:40]} (out of float range)")
+                    out.put_invalid(key, step, None, line=n, text=f"{cell[:40]} (out of float range)")
                     continue
                 out.put(key, step, value)
         for at in too_long_at:
@@ -97,7 +101,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
             if pending[1] < width and not _ends_with_newline(raw):
                 out.cut(rel, pending[0])
             else:
-                out.problem(rel, pending[0], f"corrupt line: {pending[1]} fields where the header has {width}")
+                why = f"corrupt line: {pending[1]} fields where the header has {width}"
+                out.problem(rel, pending[0], why, code=codes.CORRUPT_LINE)
 
 
 _INF = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}

@@ -6,6 +6,7 @@ without a config edit; only the page readers come for moves to the top.
 
 from __future__ import annotations
 
+from mkdocs.structure import StructureItem
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
@@ -40,7 +41,7 @@ def metrics_first(nav: Navigation) -> Navigation:
     return nav
 
 
-def _pages(items: list) -> list[Page]:
+def _pages(items: list[StructureItem]) -> list[Page]:
     out: list[Page] = []
     for item in items:
         if isinstance(item, Page):
