@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -32,6 +32,8 @@ Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
 Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 PositiveInt = Annotated[int, Field(gt=0)]
+# Each section has a page reference/metrics/<id>.md; index.md there is the map of every metric.
+RESERVED_SECTION_ID = "index"
 
 
 def _whole(value: int | float) -> int | float:
@@ -102,6 +104,13 @@ class Section(Strict):
     id: Slug = Field(description="Stable id; its anchor on the reference page is s-ref-<id>.", examples=["my-section"])
     title: Text = Field(description="Heading of the section.", examples=["My section"])
     metrics: list[Metric] = Field(min_length=1, description="The metrics of the section, in reading order.")
+
+    @field_validator("id")
+    @classmethod
+    def _not_index(cls, value: str) -> str:
+        if value == RESERVED_SECTION_ID:
+            raise ValueError(f"{value!r} is taken: the map of the metrics is reference/metrics/{value}.md")
+        return value
 
     @property
     def anchor(self) -> str:
