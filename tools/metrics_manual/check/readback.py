@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.phrase import describe, plain, unit_name
 from metrics_manual.model.schema import Section
@@ -71,18 +72,26 @@ def reference_findings(manual: Manual, files: Mapping[str, str]) -> list[Finding
     map_page = files.get(MAP)
     links = _map_links(map_page or "")
     if map_page is None:
-        out.append(Finding(MAP, 1, 1, _WHY + "the map of the metrics is missing"))
+        out.append(Finding(MAP, 1, 1, _WHY + "the map of the metrics is missing", code=codes.REFERENCE_DISAGREES))
     titles = {plain(p.title) for p in manual.profiles}
     for section in manual.catalog.sections:
         rel = section_file(section.id)
         page = files.get(rel)
         if page is None:
-            out.append(Finding(rel, 1, 1, _WHY + f"section {section.id} has no page"))
+            out.append(Finding(rel, 1, 1, _WHY + f"section {section.id} has no page", code=codes.REFERENCE_DISAGREES))
         else:
             out += _section_findings(manual, section, rel, page, titles)
         for metric in section.metrics:
             if map_page is not None and (section.id, metric.anchor) not in links:
-                out.append(Finding(MAP, 1, 1, _WHY + f"no link to {metric.key} by its anchor {metric.anchor}"))
+                out.append(
+                    Finding(
+                        MAP,
+                        1,
+                        1,
+                        _WHY + f"no link to {metric.key} by its anchor {metric.anchor}",
+                        code=codes.REFERENCE_DISAGREES,
+                    )
+                )
     return out
 
 
@@ -91,7 +100,7 @@ def _section_findings(manual: Manual, section: Section, rel: str, page: str, tit
     out: list[Finding] = []
 
     def bad(i: int, message: str) -> None:
-        out.append(Finding(rel, i + 1, 1, _WHY + message))
+        out.append(Finding(rel, i + 1, 1, _WHY + message, code=codes.REFERENCE_DISAGREES))
 
     sections, entries = _entries(page.splitlines())
     if sections != [section.id]:

@@ -10,14 +10,25 @@ from typing import Any, NoReturn
 
 import click
 
-from metrics_manual.diagnostics.finding import FORMATS as FINDING_FORMATS
-from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError, report
+from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
+from metrics_manual.diagnostics.report import FINDING_FORMATS, report
+from metrics_manual.disk.files import settle
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
 
 
 def find_root(value: str | None) -> Path:
-    """--root DIR, else the nearest folder upwards from here that holds ranges/ (as git finds .git)."""
+    """--root DIR, else the nearest folder upwards from here that holds ranges/ (as git finds .git).
+
+    Every command finds its project here, so this is also where a switch that a killed build
+    left pending is finished (or undone) before the command reads anything (`files.settle`).
+    """
+    root = _find(value)
+    settle(root)
+    return root
+
+
+def _find(value: str | None) -> Path:
     if value:
         root = Path(value).resolve()
         if not (root / "ranges").is_dir():
@@ -59,7 +70,7 @@ def show(findings: list[Finding], fmt: str) -> None:
 
 def fail(err: ManualError, fmt: str = "text", *, wrote_nothing: bool = False) -> NoReturn:
     """Report a bad input or a failed write and exit 2."""
-    findings = err.findings if isinstance(err, SourceError) else [Finding("-", 1, 1, str(err))]
+    findings = err.findings if isinstance(err, SourceError) else [Finding("-", 1, 1, str(err), code=err.code)]
     if isinstance(err, SourceError) or fmt != "text":
         show(findings, fmt)
         if fmt == "text":

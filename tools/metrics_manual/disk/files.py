@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -28,7 +27,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from metrics_manual.diagnostics.finding import Finding, ManualError, shown
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.text import shown
 
 OUT = "docs"
 MANIFEST = f"{OUT}/.generated.json"
@@ -39,6 +40,8 @@ OLD = ".old"  # inside STAGING: hard links to the files being replaced
 
 class WriteError(ManualError):
     """Build cannot write where it must (a symlink, a read-only folder); the old files stand."""
+
+    code = codes.WRITE_FAILED
 
 
 def digest(text: str) -> str:
@@ -94,10 +97,19 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return {}, [
-            Finding(MANIFEST, 1, 1, f"not valid JSON ({shown(str(exc))}); build rewrites it", severity="warning")
+            Finding(
+                MANIFEST,
+                1,
+                1,
+                f"not valid JSON ({shown(str(exc))}); build rewrites it",
+                severity="warning",
+                code=codes.MANIFEST_UNREADABLE,
+            )
         ]
     if not isinstance(data, dict):
-        return {}, [Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", severity="warning")]
+        return {}, [
+            Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", "warning", code=codes.MANIFEST_UNREADABLE)
+        ]
     good: dict[str, str] = {}
     refused: list[Finding] = []
     for rel, sha in data.items():
@@ -107,7 +119,12 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         if why:
             refused.append(
                 Finding(
-                    MANIFEST, 1, 1, f"entry {shown(rel)} is ignored: {why}; build never touches it", severity="warning"
+                    MANIFEST,
+                    1,
+                    1,
+                    f"entry {shown(rel)} is ignored: {why}; build never touches it",
+                    severity="warning",
+                    code=codes.MANIFEST_ENTRY_IGNORED,
                 )
             )
         else:
@@ -140,7 +157,7 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
     for rel, text in everything.items():
         why = inside_out(root, rel) if rel != MANIFEST else None
         if why:
-            out.refused.append(Finding(rel, 1, 1, f"build will not write here: {why}"))
+            out.refused.append(Finding(rel, 1, 1, f"build will not write here: {why}", code=codes.WRITE_REFUSED))
             continue
         current = read_text(root / rel)
         if current == text:
@@ -151,11 +168,25 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
             out.missing.append(rel)
         elif rel in previous and digest(current) != previous[rel]:
             out.hand_edited.append(rel)
+    folders = generated_folders(files)
     for rel in sorted(set(previous) - set(files)):
         current = read_text(root / rel)
         if current is None:
             continue
-        if digest(current) == previous[rel]:
+        if not in_folders(rel, folders):
+            # The manifest arrives in pull requests: it can name a hand-written page with its digest.
+            out.kept.append(
+                Finding(
+                    MANIFEST,
+                    1,
+                    1,
+                    f"entry {shown(rel)} is ignored: outside the folders build generates "
+                    f"({', '.join(sorted(folders))}); build never deletes it",
+                    severity="warning",
+                    code=codes.MANIFEST_ENTRY_IGNORED,
+                )
+            )
+        elif digest(current) == previous[rel]:
             out.remove.append(rel)
         else:
             out.kept.append(
@@ -165,9 +196,20 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
                     1,
                     "stray file: build no longer makes it, and it was edited since build "
                     "wrote it, so build keeps it; delete it yourself if it is not needed",
+                    code=codes.STRAY_EDITED,
                 )
             )
     return out
+
+
+def generated_folders(files: dict[str, str]) -> set[str]:
+    """The folders under docs/ that build generates (docs/reference/, docs/export/, ...), from the files
+    it makes now: the only places where it may delete a stray file."""
+    return {"/".join(PurePosixPath(rel).parts[:2]) + "/" for rel in files if len(PurePosixPath(rel).parts) > 2}
+
+
+def in_folders(rel: str, folders: set[str]) -> bool:
+    return any(rel.startswith(folder) for folder in folders)
 
 
 @contextlib.contextmanager
@@ -176,6 +218,10 @@ def locked(root: Path) -> Iterator[None]:
     out = root / OUT
     if out.is_symlink():
         raise WriteError(f"{OUT}/ is a symlink; build writes only into a real {OUT}/ folder")
+    # Imported here: fcntl is POSIX-only, and the rest of this module (the plan, single writes, used
+    # by `export -o` and by check's planning) must import wherever Python runs.
+    import fcntl
+
     out.mkdir(exist_ok=True)
     fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -225,12 +271,20 @@ def recover(root: Path) -> bool:
         try:
             _roll_forward(root, *entries)
         except OSError as exc:
-            _roll_back(root, *entries)
-            _clear(root)
-            raise WriteError(
-                f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"
-            ) from None
-    return _clear(root) or had
+            what = exc.filename or "the generated files"
+            try:
+                _roll_back(root, *entries)
+                _clear(root)
+            except OSError:  # the journal stays: the next command finishes the switch (new files, never a mix)
+                raise WriteError(f"cannot write {what}: {exc.strerror}; the next command finishes the switch") from None
+            raise WriteError(f"cannot write {what}: {exc.strerror}; nothing was changed") from None
+    try:
+        return _clear(root) or had
+    except OSError as exc:  # the files are complete; only the journal or staging is left for the next command
+        raise WriteError(
+            f"cannot remove {exc.filename or STAGING}: {exc.strerror}; the files are complete and the next "
+            "command tidies up"
+        ) from None
 
 
 def _roll_forward(root: Path, write: list[str], remove: list[str]) -> None:
@@ -240,7 +294,18 @@ def _roll_forward(root: Path, write: list[str], remove: list[str]) -> None:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, root / rel)
     for rel in remove:
-        (root / rel).unlink(missing_ok=True)
+        # Only a file that `apply` itself saved (a hard link in staging, the same inode): a journal
+        # that arrived in a pull request cannot hold a hard link, so it can never make us delete a page.
+        if _saved_by_apply(root, rel):
+            (root / rel).unlink()
+
+
+def _saved_by_apply(root: Path, rel: str) -> bool:
+    target, saved = root / rel, root / STAGING / OLD / rel
+    try:
+        return not target.is_symlink() and not saved.is_symlink() and os.path.samefile(target, saved)
+    except OSError:
+        return False
 
 
 def _roll_back(root: Path, write: list[str], remove: list[str]) -> None:
@@ -335,12 +400,13 @@ def apply(root: Path, todo: Plan) -> None:
                 os.link(root / rel, staging / OLD / rel)
         journal = json.dumps({"write": sorted(todo.write), "remove": todo.remove})
         write_text(root / f"{JOURNAL}.new", journal, 0o644)
+        os.replace(root / f"{JOURNAL}.new", root / JOURNAL)  # the commit point
     except OSError as exc:
-        _remove_staging(root)
-        (root / f"{JOURNAL}.new").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # what is left without a journal, the next command removes
+            _remove_staging(root)
+            (root / f"{JOURNAL}.new").unlink(missing_ok=True)
         what = exc.filename if isinstance(exc.filename, str) else "the generated files"
         raise WriteError(f"cannot write {what}: {exc.strerror}; nothing was changed") from None
-    os.replace(root / f"{JOURNAL}.new", root / JOURNAL)  # the commit point
     recover(root)
 
 
@@ -364,3 +430,58 @@ def write_file(target: Path, text: str) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise WriteError(f"cannot write {target}: {exc.strerror}") from None
+
+
+def symlink_on_the_way(base: Path, target: Path) -> Path | None:
+    """The first symlink from `base` (excluded) down to `target` (included), else None."""
+    path = base
+    for part in target.relative_to(base).parts:
+        path = path / part
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return path
+        except FileNotFoundError:
+            return None
+    return None
+
+
+def write_real_file(base: Path, target: Path, text: str) -> None:
+    """Write `target` (a path under `base`) atomically and never through a symlink: a symlink for
+    the file or any folder below `base` is a WriteError; missing folders are made.
+
+    Derive's captures and profile edits go through here, as build's files go through `apply`:
+    a file smuggled in as a link cannot redirect a write outside the project.
+    """
+    link = symlink_on_the_way(base, target)
+    if link is not None:
+        raise WriteError(
+            f"cannot write {target}: {link} is a symlink; metrics-manual writes only real files and folders"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        link = symlink_on_the_way(base, target)  # a folder swapped for a link meanwhile
+        if link is not None:
+            raise WriteError(f"cannot write {target}: {link} is a symlink")
+        if target.is_dir():
+            raise WriteError(f"cannot write {target}: a folder stands there")
+        tmp = target.with_name(f".{target.name}.metrics-manual.tmp")
+        tmp.unlink(missing_ok=True)
+        write_text(tmp, text, _mode_for(target))
+        os.replace(tmp, target)  # replaces the name itself: never follows a link that appeared there
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            target.with_name(f".{target.name}.metrics-manual.tmp").unlink(missing_ok=True)
+        raise WriteError(f"cannot write {target}: {exc.strerror}") from None
+
+
+def settle(root: Path) -> None:
+    """Finish (or undo) a switch that a killed build left pending, before a command reads anything.
+
+    Every command and the MkDocs plugin call it first, so none reads a mix of old and new
+    generated files. Without a journal or staging folder there is nothing to do and no lock
+    is taken (and no docs/ folder made).
+    """
+    if not any(os.path.lexists(root / p) for p in (JOURNAL, f"{JOURNAL}.new", STAGING)):
+        return
+    with locked(root):
+        recover(root)

@@ -102,13 +102,14 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     if raw == 0 or not math.isfinite(raw):
         raw = abs(hi) or 1.0
     exp = math.floor(math.log10(raw))
-    frac = raw / 10.0**exp
+    # In decimal: 10.0 ** exp is 0 below 1e-323, and a subnormal band (5e-324 to 5e-323) must still get an axis.
+    frac = float(decimal.Decimal(raw).scaleb(-exp))
     # Nearest of 1, 2, 5, 10 on a log scale (the thresholds are their geometric means).
     mant = 1 if frac < 1.42 else 2 if frac < 3.17 else 5 if frac < 7.08 else 10
     if mant == 10:
         mant, exp = 1, exp + 1
-    step = mant * 10.0**exp
-    k0, k1 = math.ceil(lo / step), math.floor(hi / step)
+    step = decimal.Decimal(mant).scaleb(exp)
+    k0, k1 = math.ceil(decimal.Decimal(lo) / step), math.floor(decimal.Decimal(hi) / step)
     # Decimal keeps 0.1 + 0.2 from reading as 0.30000000000000004.
     ticks = [float(decimal.Decimal(k * mant).scaleb(exp)) for k in range(k0, k1 + 1)]
     # Near the float resolution neighbouring ticks can round to one value: keep each once.

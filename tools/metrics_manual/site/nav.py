@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from mkdocs.structure import StructureItem
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
@@ -53,7 +54,7 @@ def _holds_map(section: Section) -> bool:
     return any(isinstance(c, Page) and c.file.src_uri == METRICS_PAGE for c in section.children)
 
 
-def _take(items: list, want: Callable[[object], bool]) -> Page | Section | None:
+def _take(items: list[StructureItem], want: Callable[[object], bool]) -> StructureItem | None:
     """Remove the first item `want` accepts, searching nested sections; drop sections left empty."""
     for item in list(items):
         if want(item):
@@ -68,7 +69,8 @@ def _take(items: list, want: Callable[[object], bool]) -> Page | Section | None:
     return None
 
 
-def _pages(items: list) -> list[Page]:
+def _pages(items: list[StructureItem]) -> list[Page]:
+
     out: list[Page] = []
     for item in items:
         if isinstance(item, Page):

@@ -15,9 +15,11 @@ from typing import Any
 
 import jinja2
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile
+from metrics_manual.model.schema import CodeRepository, Expectation, Profile, metric_anchor
 from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
@@ -109,6 +111,7 @@ def environment(templates: Path) -> jinja2.Environment:
         attr=attr,
         unit_name=unit_name,
         drawing=drawing,
+        metric_anchor=metric_anchor,
     )
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
@@ -127,7 +130,9 @@ def template_error(exc: Exception, root: Path) -> SourceError:
         shown = Path(name).resolve().relative_to(root.resolve()).as_posix() if name else "templates"
     except ValueError:
         shown = str(name)
-    return SourceError([Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}")])
+    return SourceError(
+        [Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}", code=codes.TEMPLATE_ERROR)]
+    )
 
 
 def _undecodable(templates: Path, root: Path) -> list[Finding]:
@@ -139,7 +144,8 @@ def _undecodable(templates: Path, root: Path) -> list[Finding]:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             line, col = byte_position(raw, exc.start)
-            out.append(Finding(file.relative_to(root).as_posix(), line, col, "template is not UTF-8; save it as UTF-8"))
+            rel = file.relative_to(root).as_posix()
+            out.append(Finding(rel, line, col, "template is not UTF-8; save it as UTF-8", code=codes.NOT_UTF8))
     return out
 
 
@@ -156,11 +162,29 @@ def render_pages(
     """
     templates = root / "templates"
     env = environment(templates)
-    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
+    context = {
+        "manual": manual,
+        "catalog": manual.catalog,
+        "profiles": manual.profiles,
+        "fields": field_reference(),
+        "coverage": manual.coverage,
+        "documented": manual.documented(),
+        "finding_codes": list(CODES.values()),
+    }
     context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():
-        raise SourceError([Finding(f"templates/{PAGES}", 1, 1, "folder is missing: the page templates live there")])
+        raise SourceError(
+            [
+                Finding(
+                    f"templates/{PAGES}",
+                    1,
+                    1,
+                    "folder is missing: the page templates live there",
+                    code=codes.TEMPLATES_MISSING,
+                )
+            ]
+        )
     try:
         for file in sorted((templates / PAGES).rglob("*.md.j2")):
             rel = file.relative_to(templates).as_posix()

@@ -15,12 +15,17 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from metrics_manual.diagnostics.finding import Finding, SourceError, shown
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
+from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.model.keys import overlap
 from metrics_manual.model.kinds import KINDS
-from metrics_manual.model.schema import Catalog, Metric, Profile
+from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile, metric_anchor
 from metrics_manual.source.reader import Document, Loc, read_document
+from metrics_manual.text import shown
 
 CATALOG = "ranges/catalog.yaml"
+COVERAGE = "ranges/coverage.yaml"
 PROFILES = "ranges/profiles"
 
 M = TypeVar("M", bound=BaseModel)
@@ -32,6 +37,7 @@ class Manual:
 
     catalog: Catalog
     profiles: tuple[Profile, ...]
+    coverage: Coverage | None = None  # ranges/coverage.yaml, when the catalog was checked against Miles
 
     @functools.cached_property
     def metrics(self) -> dict[str, Metric]:
@@ -44,7 +50,17 @@ class Manual:
             keys.update(m.members)
         keys.update(self.catalog.step_keys.values())
         keys.update(f"{ns}/*" for ns in self.catalog.step_keys)  # a whole namespace, as in `train/*`
+        keys.update(r.key for m in self.metrics.values() for r in m.renamed_from)
         return keys
+
+    def documented(self) -> list[str]:
+        """Every key or pattern a run may log that the catalog documents (a family's members, step keys)."""
+        keys = [k for m in self.metrics.values() for k in (m.members or [m.key])]
+        return keys + list(self.catalog.step_keys.values())
+
+    def renames(self) -> dict[str, str]:
+        """Former key -> the key Miles logs it as now."""
+        return {r.key: m.key for m in self.metrics.values() for r in m.renamed_from}
 
     def profile(self, profile_id: str) -> Profile:
         for p in self.profiles:
@@ -61,7 +77,8 @@ def did_you_mean(word: str, choices: Any) -> str:
 _NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
 
 
-def _message(err: Any, allowed: list[str]) -> str:
+def _message(err: Any, allowed: list[str]) -> tuple[Code, str]:
+    """The kind and the words of one validator error."""
     kind, value = err["type"], err.get("input")
     # Drop the parts a validator adds to the location: union tags and int/float branches.
     loc = [p for p in err["loc"] if p not in KINDS and p not in ("int", "float")]
@@ -69,29 +86,30 @@ def _message(err: Any, allowed: list[str]) -> str:
     prefix = f"{field}: " if field else ""
     if kind == "extra_forbidden":
         if field in allowed:  # a real field in the wrong place: say where it belongs, never "did you mean" itself
-            return f"unknown field {field!r} here; {field!r} belongs in {_places(field)}"
-        return f"unknown field {shown(field)}" + did_you_mean(field, allowed)
+            return codes.UNKNOWN_FIELD, f"unknown field {field!r} here; {field!r} belongs in {_places(field)}"
+        return codes.UNKNOWN_FIELD, f"unknown field {shown(field)}" + did_you_mean(field, allowed)
     if kind == "missing":
-        return f"missing field {field!r}"
+        return codes.MISSING_FIELD, f"missing field {field!r}"
     if kind == "union_tag_invalid":
-        return f"unknown kind {shown(err['ctx']['tag'])}; expected one of: {err['ctx']['expected_tags']}"
+        expected = err["ctx"]["expected_tags"]
+        return codes.UNKNOWN_KIND, f"unknown kind {shown(err['ctx']['tag'])}; expected one of: {expected}"
     if kind == "union_tag_not_found":
-        return f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
+        return codes.MISSING_FIELD, f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
     if kind in _NUMBER_ERRORS and err["loc"][-1] in ("int", "float") or kind in ("float_type", "int_type"):
         if isinstance(value, str):
             try:
                 number = float(value)
             except ValueError:
-                return f"{prefix}expected a number, got the string {shown(value)}"
+                return codes.WRONG_TYPE, f"{prefix}expected a number, got the string {shown(value)}"
             if not math.isfinite(number):
-                return f"{prefix}{value!r} is not a finite number; ranges must be finite"
-            return f"{prefix}expected a number, got the string {value!r}; remove the quotes"
+                return codes.NON_FINITE, f"{prefix}{value!r} is not a finite number; ranges must be finite"
+            return codes.WRONG_TYPE, f"{prefix}expected a number, got the string {value!r}; remove the quotes"
         what = "integer" if kind.startswith("int") and err["loc"][-1] != "int" else "number"
-        return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
+        return codes.WRONG_TYPE, f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
     msg = err["msg"].removeprefix("Value error, ")
     if kind.startswith("literal") or kind == "string_pattern_mismatch" or kind.endswith("_type"):
         msg += f", got {shown(value)}"
-    return prefix + msg
+    return (codes.WRONG_TYPE if kind.endswith("_type") else codes.INVALID_VALUE), prefix + msg
 
 
 # How the findings name the place of each part of the model.
@@ -162,7 +180,8 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
             allowed = list(_field_names(model)) if err["type"] == "extra_forbidden" else []
             if err["type"] == "union_tag_invalid":
                 loc = (*loc, "kind")
-            findings.append(doc.finding(loc, _message(err, allowed), key=err["type"] == "extra_forbidden"))
+            code, message = _message(err, allowed)
+            findings.append(doc.finding(loc, message, code=code, key=err["type"] == "extra_forbidden"))
         return None, findings
 
 
@@ -173,23 +192,44 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
     anchors: dict[str, str] = {}
     for si, section in enumerate(catalog.sections):
         if section.id in seen_sections:
-            out.append(doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}"))
+            out.append(
+                doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}", code=codes.DUPLICATE_ID)
+            )
         seen_sections.add(section.id)
         for mi, metric in enumerate(section.metrics):
             loc = ("sections", si, "metrics", mi, "key")
             for key in (metric.key, *metric.members):
                 if key in seen_keys:
                     out.append(
-                        doc.finding(loc, f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})")
+                        doc.finding(
+                            loc,
+                            f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})",
+                            code=codes.DUPLICATE_ID,
+                        )
                     )
                 seen_keys[key] = section.id
             if metric.anchor in anchors and anchors[metric.anchor] != metric.key:
                 out.append(
                     doc.finding(
-                        loc, f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}"
+                        loc,
+                        f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}",
+                        code=codes.ANCHOR_CLASH,
                     )
                 )
             anchors[metric.anchor] = metric.key
+            for ri, rename in enumerate(metric.renamed_from):
+                rloc = ("sections", si, "metrics", mi, "renamed_from", ri, "key")
+                old = metric_anchor(rename.key)
+                if rename.key in seen_keys or old in anchors:
+                    out.append(
+                        doc.finding(
+                            rloc,
+                            f"former key {rename.key!r} is already a key or anchor of the catalog",
+                            code=codes.DUPLICATE_ID,
+                        )
+                    )
+                seen_keys[rename.key] = section.id
+                anchors[old] = metric.key
     return out
 
 
@@ -220,6 +260,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     doc.finding(
                         (*loc, i),
                         f"unknown source {shown(sid)}; declare it under 'sources'" + did_you_mean(sid, source_ids),
+                        code=codes.UNKNOWN_REFERENCE,
                     )
                 )
 
@@ -229,6 +270,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                 doc.finding(
                     ("expectations", key),
                     f"unknown metric {shown(key)}; add it to {CATALOG} first" + did_you_mean(key, keys),
+                    code=codes.UNKNOWN_REFERENCE,
                     key=True,
                 )
             )
@@ -245,6 +287,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     doc.finding(
                         ("expectations", key, i, "steps"),
                         f"{steps} steps is more than the {run_steps} steps of the setup",
+                        code=codes.PAST_THE_RUN,
                     )
                 )
             at = e.get("at")
@@ -254,13 +297,17 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     doc.finding(
                         ("expectations", key, i, "at", "step"),
                         f"step {step} is past the last step of a {run_steps}-step run",
+                        code=codes.PAST_THE_RUN,
                     )
                 )
     for sid, note in _items(data.get("section_notes")):
         if sections and isinstance(sid, str) and sid not in sections:
             out.append(
                 doc.finding(
-                    ("section_notes", sid), f"unknown section {shown(sid)}" + did_you_mean(sid, sections), key=True
+                    ("section_notes", sid),
+                    f"unknown section {shown(sid)}" + did_you_mean(sid, sections),
+                    code=codes.UNKNOWN_REFERENCE,
+                    key=True,
                 )
             )
         see = note.get("see") if isinstance(note, dict) else None
@@ -269,6 +316,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                 doc.finding(
                     ("section_notes", sid, "see"),
                     f"unknown note {shown(see)}; add it under 'notes'" + did_you_mean(see, note_ids),
+                    code=codes.UNKNOWN_REFERENCE,
                 )
             )
     for i, note in _items(data.get("notes")):
@@ -336,13 +384,15 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
         else []
     )
     for p in top:
-        if p.name != "catalog.yaml" and not p.is_dir():
+        if p.name not in ("catalog.yaml", "coverage.yaml") and not p.is_dir():
             found.append(
                 Finding(
                     f"ranges/{p.name}",
                     1,
                     1,
-                    f"not part of the source: ranges/ holds catalog.yaml and {PROFILES}/; move this file elsewhere",
+                    f"not part of the source: ranges/ holds catalog.yaml, coverage.yaml and {PROFILES}/; "
+                    "move this file elsewhere",
+                    code=codes.NOT_A_SOURCE_FILE,
                 )
             )
     profiles = [p for p in files if p.suffix in (".yaml", ".yml")]
@@ -354,6 +404,7 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
                     1,
                     1,
                     "not a profile: profiles are .yaml or .yml files; rename it or move it out of this folder",
+                    code=codes.NOT_A_SOURCE_FILE,
                 )
             )
     return profiles, found
@@ -390,7 +441,11 @@ def _load(root: Path, *, fast: bool) -> Manual:
     for profile, doc in profiles:
         if profile.id in seen_profiles:
             findings.append(
-                doc.finding(("id",), f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}")
+                doc.finding(
+                    ("id",),
+                    f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}",
+                    code=codes.DUPLICATE_ID,
+                )
             )
         seen_profiles[profile.id] = doc.path
         for i, note in enumerate(profile.notes):
@@ -402,10 +457,54 @@ def _load(root: Path, *, fast: bool) -> Manual:
                         ("notes", i, "id"),
                         f"note id {note.id!r} gives the anchor {note.anchor!r}, "
                         f"which {other} already has; choose another id",
+                        code=codes.ANCHOR_CLASH,
                     )
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
+    coverage = None
+    if (root / COVERAGE).exists():
+        cov_doc, found = read_document(root / COVERAGE, COVERAGE, fast=fast)
+        findings += found
+        if not found:
+            coverage, found = validate(Coverage, cov_doc)
+            findings += found
+            if coverage and catalog:
+                findings += _check_coverage(coverage, catalog, cov_doc)
     if findings or catalog is None:
         raise SourceError(findings)
     ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
-    return Manual(catalog, tuple(ordered))
+    return Manual(catalog, tuple(ordered), coverage)
+
+
+def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list[Finding]:
+    """coverage.yaml must speak of the catalog's commit, and of keys the catalog does (or does not) document."""
+    out: list[Finding] = []
+    if not catalog.code.commit.startswith(coverage.commit) and not coverage.commit.startswith(catalog.code.commit):
+        out.append(
+            doc.finding(
+                ("commit",),
+                f"checked against Miles {coverage.commit[:12]} but {CATALOG} reads Miles at "
+                f"{catalog.code.commit[:12]}; run `metrics-manual coverage --miles PATH` and update this file",
+                code=codes.COVERAGE_STALE,
+            )
+        )
+    docs = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+    for i, entry in enumerate(coverage.undocumented):
+        if any(overlap(d, entry.key) for d in docs):
+            out.append(
+                doc.finding(
+                    ("undocumented", i, "key"),
+                    f"{entry.key!r} is documented in {CATALOG}",
+                    code=codes.COVERAGE_CONTRADICTS,
+                )
+            )
+    for i, entry in enumerate(coverage.not_scanned):
+        if not any(overlap(d, entry.key) for d in docs):
+            out.append(
+                doc.finding(
+                    ("not_scanned", i, "key"),
+                    f"{entry.key!r} is not documented in {CATALOG}",
+                    code=codes.COVERAGE_CONTRADICTS,
+                )
+            )
+    return out
