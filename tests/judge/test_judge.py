@@ -14,8 +14,8 @@ import run_forms
 from conftest import REPO, run_cli, write_project
 from judge_fixture import CATALOG, PROFILE, STEPS, clean_run
 from metrics_manual.api import judge
-from metrics_manual.build import site_url
 from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.profile import site_url
 from metrics_manual.judge.rules import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RunInputError, detect, read_run

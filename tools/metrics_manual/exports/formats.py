@@ -11,6 +11,7 @@ from typing import Any, assert_never
 
 from pydantic import BaseModel, TypeAdapter
 
+from metrics_manual.exports.names import EXPORT_FORMATS, SUFFIX
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
     SCHEMA_VERSION,
@@ -34,8 +35,6 @@ from metrics_manual.source.load import Manual
 
 EXPORT_DIR = "docs/export"
 SCHEMA_DIR = "docs/schema"  # the source's schemas: editors validate ranges/*.yaml against them
-EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus", "grafana")
-SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml", "grafana": ".grafana.json"}
 # Each catalog section has a page under it: reference/metrics/<section id>/#<metric anchor>.
 REFERENCE_PAGE = "reference/metrics/"
 
