@@ -14,8 +14,8 @@ import run_forms
 from conftest import REPO, run_cli, write_project
 from judge_fixture import CATALOG, PROFILE, STEPS, clean_run
 from metrics_manual.api import judge
-from metrics_manual.build import site_url
 from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.profile import site_url
 from metrics_manual.judge.rules import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RunInputError, detect, read_run
@@ -310,7 +310,7 @@ def test_text_names_verdict_phrase_observation_and_link(project: Path, faulty: P
     lines = result.stdout.splitlines()
     fail = next(line for line in lines if line.startswith("FAIL"))
     assert fail.startswith("FAIL  train/grad_norm: expected 0.1 to 5 per step; max 7.2 at step 7")
-    assert fail.endswith("  https://manual.example/reference/metrics/#m-train-grad_norm")
+    assert fail.endswith("  https://manual.example/reference/metrics/training/#m-train-grad_norm")
     assert "excluded steps: 4" in lines
     assert any(
         line.startswith("PASS  train/grad_norm: expected 0.5 to 2 per step in the first 2 steps, with plain sampling")

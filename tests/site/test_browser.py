@@ -131,22 +131,32 @@ def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
 # --- one entry per metric ----------------------------------------------------------------
 
 
+def section_pages(manual: Manual) -> list[tuple[str, list]]:
+    """Each catalog section's page (reference/metrics/<id>/) with the metrics it holds."""
+    return [(f"reference/metrics/{s.id}/", s.metrics) for s in manual.catalog.sections]
+
+
 def test_every_metric_has_an_entry_with_its_meaning_and_ranges(page, site, manual) -> None:
     _, base, _ = site
-    page.goto(f"{base}/reference/metrics/")
-    for key, metric in manual.metrics.items():
-        heading = page.locator(f"h3#{metric.anchor}")
-        assert heading.count() == 1, key
-        assert heading.inner_text().startswith(key)
-        # The key is a permalink to its own entry.
-        assert heading.locator("a").first.get_attribute("href") == f"#{metric.anchor}"
-        body = page.locator(f"h3#{metric.anchor} + .mm-entry")
-        assert plain(metric.meaning) in body.locator(".mm-meaning").inner_text()
-        shown = [
-            (li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
-            for li in body.locator("li:has(.mm-range)").all()
-        ]
-        assert shown == lines(manual, key), key
+    for path, metrics in section_pages(manual):
+        page.goto(f"{base}/{path}")
+        for metric in metrics:
+            _entry_says_its_meaning_and_ranges(page, manual, metric.key, metric)
+
+
+def _entry_says_its_meaning_and_ranges(page, manual: Manual, key: str, metric) -> None:
+    heading = page.locator(f"h3#{metric.anchor}")
+    assert heading.count() == 1, key
+    assert heading.inner_text().startswith(key)
+    # The key is a permalink to its own entry.
+    assert heading.locator("a").first.get_attribute("href") == f"#{metric.anchor}"
+    body = page.locator(f"h3#{metric.anchor} + .mm-entry")
+    assert plain(metric.meaning) in body.locator(".mm-meaning").inner_text()
+    shown = [
+        (li.locator(".mm-range").inner_text(), li.locator(".mm-profile").inner_text().lstrip("· "))
+        for li in body.locator("li:has(.mm-range)").all()
+    ]
+    assert shown == lines(manual, key), key
 
 
 def _first_result(page, query: str) -> tuple[str, str]:
@@ -237,7 +247,13 @@ _BEYOND = """() => {
 
 
 def pages_a_reader_reads(manual: Manual) -> list[str]:
-    return ["reference/metrics/", "profiles/", *[f"profiles/{p.id}/" for p in manual.profiles], ""]
+    return [
+        "reference/metrics/",
+        *[path for path, _ in section_pages(manual)],
+        "profiles/",
+        *[f"profiles/{p.id}/" for p in manual.profiles],
+        "",
+    ]
 
 
 def test_nothing_lies_beyond_the_right_edge_of_a_phone(phone, site, manual) -> None:
@@ -262,28 +278,47 @@ def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) 
     for viewport in (DESKTOP, PHONE):
         context, page = _open(browser, base, viewport=viewport)
         header = None
-        for metric in manual.metrics.values():
-            page.goto(f"{base}/reference/metrics/#{metric.anchor}")
-            page.wait_for_function("id => location.hash === '#' + id", arg=metric.anchor)
-            header = header or page.locator(".md-header").bounding_box()
-            heading = page.locator(f"h3#{metric.anchor}").bounding_box()
-            last = page.locator(f"h3#{metric.anchor} + .mm-entry li:has(.mm-range)").last.bounding_box()
-            meaning = page.locator(f"h3#{metric.anchor} + .mm-entry .mm-meaning").bounding_box()
-            assert header and heading and last and meaning
-            # Below the fixed header, and the meaning and every range line on screen.
-            assert heading["y"] >= header["y"] + header["height"] - 1, (metric.key, viewport)
-            assert meaning["y"] + meaning["height"] <= viewport["height"], (metric.key, viewport)
-            assert last["y"] + last["height"] <= viewport["height"], (metric.key, viewport)
-            background = page.locator(f"h3#{metric.anchor} + .mm-entry").evaluate(
-                "e => getComputedStyle(e).backgroundColor"
-            )
-            assert background not in ("rgba(0, 0, 0, 0)", "transparent"), "the target is not highlighted"
-            other = next(m for m in manual.metrics.values() if m is not metric)
-            plain_bg = page.locator(f"h3#{other.anchor} + .mm-entry").evaluate(
-                "e => getComputedStyle(e).backgroundColor"
-            )
-            assert plain_bg in ("rgba(0, 0, 0, 0)", "transparent")
+        for section in manual.catalog.sections:
+            for metric in section.metrics:
+                # The old address, from before each section had a page: the map sends the reader on.
+                page.goto(f"{base}/reference/metrics/#{metric.anchor}")
+                page.wait_for_function(
+                    "([id, path]) => location.hash === '#' + id && location.pathname.endsWith(path)",
+                    arg=[metric.anchor, f"/reference/metrics/{section.id}/"],
+                )
+                header = header or page.locator(".md-header").bounding_box()
+                heading = page.locator(f"h3#{metric.anchor}").bounding_box()
+                last = page.locator(f"h3#{metric.anchor} + .mm-entry li:has(.mm-range)").last.bounding_box()
+                meaning = page.locator(f"h3#{metric.anchor} + .mm-entry .mm-meaning").bounding_box()
+                assert header and heading and last and meaning
+                # Below the fixed header, and the meaning and every range line on screen.
+                assert heading["y"] >= header["y"] + header["height"] - 1, (metric.key, viewport)
+                assert meaning["y"] + meaning["height"] <= viewport["height"], (metric.key, viewport)
+                assert last["y"] + last["height"] <= viewport["height"], (metric.key, viewport)
+                background = page.locator(f"h3#{metric.anchor} + .mm-entry").evaluate(
+                    "e => getComputedStyle(e).backgroundColor"
+                )
+                assert background not in ("rgba(0, 0, 0, 0)", "transparent"), "the target is not highlighted"
+                for other in (m for m in section.metrics if m is not metric):
+                    plain_bg = page.locator(f"h3#{other.anchor} + .mm-entry").evaluate(
+                        "e => getComputedStyle(e).backgroundColor"
+                    )
+                    assert plain_bg in ("rgba(0, 0, 0, 0)", "transparent")
         _close(context, page, base)
+
+
+def test_the_old_address_without_javascript_lands_on_a_link_to_the_entry(browser, site, manual) -> None:
+    _, base, _ = site
+    context, page = _open(browser, base, viewport=PHONE, java_script_enabled=False)
+    for section in manual.catalog.sections:
+        for metric in section.metrics:
+            page.goto(f"{base}/reference/metrics/#{metric.anchor}")
+            assert page.url.endswith(f"/reference/metrics/#{metric.anchor}")
+            target = page.locator(":target")
+            assert target.get_attribute("href") == f"{section.id}/#{metric.anchor}", metric.key
+            box = target.bounding_box()
+            assert box is not None and 0 <= box["y"] < PHONE["height"], metric.key
+    _close(context, page, base)
 
 
 # --- schemes, navigation, links ------------------------------------------------------------
@@ -318,11 +353,10 @@ def test_metrics_come_first_and_home_lists_every_key(page, site, manual) -> None
         assert link.count() >= 1, metric.key
     for p in manual.profiles:
         page.goto(f"{base}/profiles/{p.id}/")
-        for metric in manual.metrics.values():
-            assert page.locator(f".md-content a[href$='reference/metrics/#{metric.anchor}']").count() == 1, (
-                p.id,
-                metric.key,
-            )
+        for section in manual.catalog.sections:
+            for metric in section.metrics:
+                link = f".md-content a[href$='reference/metrics/{section.id}/#{metric.anchor}']"
+                assert page.locator(link).count() == 1, (p.id, metric.key)
 
 
 class _Anchors(HTMLParser):
@@ -379,12 +413,14 @@ def test_profile_page_links_downloads_that_exist(page, site, manual) -> None:
 
 def test_a_note_link_lands_on_its_section(page, site, manual) -> None:
     _, base, _ = site
-    notes = [n for p in manual.profiles for n in p.notes]
-    if not notes:
-        pytest.skip("no profile has notes")
-    note = notes[0]
-    page.goto(f"{base}/reference/metrics/")
-    page.locator(f".md-content a[href='#{note.anchor}']").first.click()
+    # A section's note on its page links to the profile's notes on the map of the metrics.
+    seen = [(sid, n) for p in manual.profiles for sid, n in p.section_notes.items() if n.see]
+    if not seen:
+        pytest.skip("no section note links to notes")
+    section_id, see = seen[0]
+    note = next(n for p in manual.profiles for n in p.notes if n.id == see.see)
+    page.goto(f"{base}/reference/metrics/{section_id}/")
+    page.locator(f".md-content a[href$='#{note.anchor}']").first.click()
     page.wait_for_function(f"location.hash === '#{note.anchor}'")
     heading = page.locator(f"#{note.anchor}")
     assert heading.inner_text().startswith(plain(note.title))
@@ -395,8 +431,13 @@ def test_a_note_link_lands_on_its_section(page, site, manual) -> None:
 def test_code_paths_link_to_the_catalog_commit(page, site, manual) -> None:
     _, base, _ = site
     code = manual.catalog.code
-    page.goto(f"{base}/reference/metrics/")
-    for metric in manual.metrics.values():
+    for path, metrics in section_pages(manual):
+        page.goto(f"{base}/{path}")
+        _code_links(page, code, metrics)
+
+
+def _code_links(page, code, metrics) -> None:
+    for metric in metrics:
         links = page.locator(f"h3#{metric.anchor} + .mm-entry a.mm-path")
         if metric.origin is None or not code.url:
             assert links.count() == 0
@@ -426,10 +467,10 @@ def _numbers(text: str, titles: list[str]) -> list[str]:
 
 def test_each_drawing_says_what_the_text_beside_it_says(page, site, manual) -> None:
     _, base, _ = site
-    page.goto(f"{base}/reference/metrics/")
     titles = sorted({plain(p.title) for p in manual.profiles}, key=len, reverse=True)
     drawn = 0
-    for key, metric in manual.metrics.items():
+    for key, metric in ((m.key, m) for s in manual.catalog.sections for m in s.metrics):
+        page.goto(f"{base}/reference/metrics/{_section_id(manual, key)}/")
         entry = page.locator(f"h3#{metric.anchor} + .mm-entry")
         svg = entry.locator("svg.mm-ranges")
         # A drawing places numbers on an axis: presence alone has none.
@@ -473,10 +514,12 @@ def test_a_band_is_drawn_from_its_min_to_its_max_on_the_axis(browser, site, manu
     _, base, _ = site
     for viewport in (DESKTOP, PHONE):
         context, page = _open(browser, base, viewport=viewport)
-        page.goto(f"{base}/reference/metrics/")
         bands = 0
-        for svg in page.locator("svg.mm-ranges").all():
-            g = svg.evaluate(_GEOMETRY)
+        svgs = []
+        for path, _ in section_pages(manual):
+            page.goto(f"{base}/{path}")
+            svgs += [svg.evaluate(_GEOMETRY) for svg in page.locator("svg.mm-ranges").all()]
+        for g in svgs:
             ticks = g["ticks"]
             assert len(ticks) >= 2
             assert [x for _, x in ticks] == sorted(x for _, x in ticks) and [v for v, _ in ticks] == sorted(
@@ -502,3 +545,7 @@ def test_a_band_is_drawn_from_its_min_to_its_max_on_the_axis(browser, site, manu
         if any(getattr(e, "kind", "") == "band" for p in manual.profiles for es in p.expectations.values() for e in es):
             assert bands > 0
         _close(context, page, base)
+
+
+def _section_id(manual: Manual, key: str) -> str:
+    return next(s.id for s in manual.catalog.sections for m in s.metrics if m.key == key)

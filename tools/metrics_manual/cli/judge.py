@@ -9,11 +9,11 @@ from pathlib import Path
 import click
 
 from metrics_manual.api import load_profile
-from metrics_manual.build import exported_profile
 from metrics_manual.cli.common import fail, find_root, progress_bar
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
 from metrics_manual.disk.files import write_file
+from metrics_manual.exports.profile import exported_profile
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport

@@ -355,7 +355,7 @@ REFERENCE_DISAGREES = _code(
     "reference-disagrees",
     "The reference page, read back, says something other than ranges/.",
     "Run `metrics-manual build`; if it persists, the reference template drops or alters a fact.",
-    "docs/reference/index.md:1:1: error: reference page disagrees with ranges/: sections ['a'] instead of ['a', 'b']",
+    "docs/reference/metrics/a.md:1:1: error: reference page disagrees with ranges/: sections ['b'] instead of ['a']",
 )
 CAPTURE_MISSING = _code(
     "MM412",

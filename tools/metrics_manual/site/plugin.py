@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,12 @@ from metrics_manual.site.render import environment, template_error
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
+
+# A drawing is finished HTML on one line of a generated page (draw.py escapes every text in it).
+# Markdown adds nothing to it and search leaves it out, yet parsing it was most of the build:
+# the plugin holds each one out of Markdown and search, and puts it back into the finished page.
+_FINISHED = re.compile(r'^<div class="mm-(?:figure|curves)" data-search-exclude>.*</div>$', re.MULTILINE)
+_SLOT = re.compile(r'<div class="mm-slot" data-mm-slot="(\d+)"></div>')
 
 
 def _problem(exc: BaseException, root: Path) -> str:
@@ -93,6 +100,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.env: jinja2.Environment | None = None
         self.serving = False
         self.problem: str | None = None  # while serving: why the pages are those of the last good build
+        self.held: dict[str, list[str]] = {}  # page -> its drawings, held out of Markdown and search
         self.changes: tuple[Any, str] | None = None  # (HEAD and catalog keys, the Changes page): serve rebuilds often
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
@@ -138,7 +146,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         return files
 
     def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
-        return metrics_first(nav)
+        sections = [s.id for s in self.manual.catalog.sections] if self.manual else []
+        return metrics_first(nav, sections)
 
     def _fail(self, message: str) -> None:
         if not self.serving:
@@ -155,7 +164,9 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
                     handler.counts.clear()
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-        """Pages with `facts: true` in their front matter are Jinja templates over the model."""
+        """Pages with `facts: true` in their front matter are Jinja templates over the model;
+        drawings are held out of Markdown and search (put back in `on_post_page`)."""
+        markdown = self._hold_drawings(markdown, page)
         if isinstance(page.meta.get("title"), str):
             # A title is text (generated pages take it from ranges/); themes print it as HTML.
             page.meta["title"] = html.escape(page.meta["title"])
@@ -175,6 +186,23 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             err = template_error(exc, self.root)
             self._fail(f"metrics-manual: in docs/{page.file.src_uri}: {err}")
             return "This page is a template that does not render; see the findings above.\n"
+
+    def _hold_drawings(self, markdown: str, page: Page) -> str:
+        held: list[str] = []
+
+        def hold(m: re.Match[str]) -> str:
+            held.append(m.group())
+            return f'<div class="mm-slot" data-mm-slot="{len(held) - 1}"></div>'
+
+        markdown = _FINISHED.sub(hold, markdown)
+        self.held[page.file.src_uri] = held
+        return markdown
+
+    def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:
+        held = self.held.pop(page.file.src_uri, [])
+        if not held:
+            return output
+        return _SLOT.sub(lambda m: held[int(m.group(1))] if int(m.group(1)) < len(held) else m.group(), output)
 
     def on_page_content(self, html_text: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         if "title" not in page.meta and page.title and not page.is_homepage:
