@@ -74,23 +74,48 @@ def before_and_after(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str
     return urls, after / "site", url
 
 
+def page_of(site: Path, base: str, url: str) -> tuple[str, str]:
+    """(the built page's HTML, the fragment) of a URL under site_url."""
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path.removeprefix(urllib.parse.urlsplit(base).path.rstrip("/") + "/").removeprefix("/")
+    page_file = site / path / "index.html"
+    assert page_file.is_file(), f"{url}: the page {page_file} was not built"
+    return page_file.read_text("utf-8"), parts.fragment
+
+
+def land(site: Path, base: str, url: str) -> None:
+    """`url` lands on the new key's entry: its anchor is inside that entry, or (the map of the metrics,
+    the address from before each section had a page) it is a link that does."""
+    page, fragment = page_of(site, base, url)
+    found = re.findall(rf'<(\w+)\b([^>]*)\bid="{re.escape(fragment)}"([^>]*)>', page)
+    assert len(found) == 1, f"{url}: {len(found)} elements with the id"
+    tag, *attrs = found[0]
+    if tag == "a" and "mm-map-link" in " ".join(attrs):
+        href = re.search(r'href="([^"]+)"', " ".join(attrs))
+        assert href, f"{url}: the map's link has no href"
+        target = urllib.parse.urljoin(url, href.group(1))
+        assert urllib.parse.urlsplit(target).fragment == fragment, target
+        return land(site, base, target)
+    entry = entry_html(page, metric_anchor(NEW))
+    assert f'id="{fragment}"' in entry, f"{url}: the old anchor is not in {NEW}'s entry"
+    assert f"<code>{OLD}</code>" in entry
+
+
 def test_an_alert_rule_exported_before_the_rename_lands_on_the_new_entry(
     before_and_after: tuple[list[str], Path, str],
 ) -> None:
     urls, site, base = before_and_after
     for url in urls:
-        assert url.startswith(base.rstrip("/") + "/"), url
-        parts = urllib.parse.urlsplit(url)
-        assert parts.fragment == metric_anchor(OLD)
-        path = urllib.parse.urlsplit(base).path
-        page_file = site / parts.path.removeprefix(path.rstrip("/") + "/").removeprefix("/") / "index.html"
-        assert page_file.is_file(), f"{url}: the page {page_file} was not built"
-        page = page_file.read_text("utf-8")
-        # The old anchor exists once on that page, inside the new key's entry.
-        assert len(re.findall(rf'\bid="{re.escape(parts.fragment)}"', page)) == 1, url
-        entry = entry_html(page, metric_anchor(NEW))
-        assert f'id="{parts.fragment}"' in entry, f"{url}: the old anchor is not in {NEW}'s entry"
-        assert f"<code>{OLD}</code>" in entry
+        assert url.startswith(base.rstrip("/") + "/") and urllib.parse.urlsplit(url).fragment == metric_anchor(OLD)
+        land(site, base, url)
+
+
+def test_a_link_from_before_the_split_reference_lands_on_the_new_entry(
+    before_and_after: tuple[list[str], Path, str],
+) -> None:
+    # Rules exported when the reference was one page linked reference/metrics/#m-<key>.
+    _, site, base = before_and_after
+    land(site, base, f"{base.rstrip('/')}/reference/metrics/#{metric_anchor(OLD)}")
 
 
 def test_search_finds_the_old_name_on_the_new_entry(before_and_after: tuple[list[str], Path, str]) -> None:
