@@ -389,3 +389,9 @@ def test_a_run_with_only_documented_keys_says_none(tmp_path: Path, project: Path
     assert data["unknown_keys"] == {"count": 0, "estimated": False, "listed": []}
     github = run_cli("judge", "--profile", "judged", str(tmp_path / "d"), "--format", "github", cwd=project).stdout
     assert "keys not in the manual" not in github
+
+
+def test_the_judging_page_states_the_cap_of_named_unknown_keys() -> None:
+    page = " ".join((Path(__file__).parents[2] / "docs" / "judging.md").read_text("utf-8").split())
+    assert f"the first {UNKNOWN_SHOWN} by name and the rest counted" in page
+    assert "`logged_as`" in page and "two names of the key disagree" in page
