@@ -2,7 +2,8 @@
 
 Exit codes, the same for every command: 0 all good, 1 the files drifted (check) or a run
 fails its profile (judge, derive), 2 bad input or a file that cannot be written (nothing
-was changed).
+was changed; for judge also a run file with a corrupt or hostile line: the verdicts are
+printed with the finding).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def main(ctx: click.Context) -> None:
     """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
 
     Exit codes: 0 all good, 1 drift (check) or a failing run (judge, derive),
-    2 bad input or a failed write.
+    2 bad input (judge: also a run file it could not read whole) or a failed write.
 
     \b
     Shell completion (bash; zsh_source and fish_source for the others):

@@ -76,7 +76,9 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                 )
             )
     info = ProfileInfo.model_construct(**{k: getattr(profile, k) for k in ProfileInfo.model_fields})
-    return ProfileExport.model_construct(schema_version=SCHEMA_VERSION, profile=info, metrics=metrics)
+    return ProfileExport.model_construct(
+        schema_version=SCHEMA_VERSION, profile=info, step_keys=dict(manual.catalog.step_keys), metrics=metrics
+    )
 
 
 def metric_url(site_url: str | None, section: str, anchor: str) -> str | None:

@@ -531,6 +531,11 @@ class ProfileExport(Strict):
 
     schema_version: Literal[1] = Field(description="Version of this format; changes only when a reader must change.")
     profile: ProfileInfo = Field(description="The profile: setup, sources and notes.")
+    step_keys: dict[str, MetricKey] = Field(
+        default_factory=dict,
+        description="Namespace of keys -> the key that holds their step (the catalog's): what judge needs to "
+        "place a value at its step without the project.",
+    )
     metrics: list[MetricExport] = Field(description="Every metric of the catalog, in the catalog's order.")
 
     def metric(self, key: str) -> MetricExport:
