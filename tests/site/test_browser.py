@@ -22,6 +22,7 @@ from browser_helpers import Quiet
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.formats import EXPORT_FORMATS
 from metrics_manual.model.phrase import describe, plain
+from metrics_manual.model.schema import metric_anchor
 from metrics_manual.source.load import Manual, load_manual
 from site_helpers import mkdocs_build
 
@@ -29,11 +30,15 @@ pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
-# The fixture: the tiny catalog with a code origin, and two profiles that range the same metric differently.
+# The fixture: the tiny catalog with a code origin and a renamed key, and two profiles that range the
+# same metric differently.
 TWO_CATALOG = TINY_CATALOG.replace(
     "        meaning: the gradient norm\n",
     "        meaning: the gradient norm\n"
     "        origin: {path: pkg/backends/training_utils/model_utils.py, computed: the L2 norm, logged: every step}\n",
+).replace(
+    "        meaning: the mean answer length\n",
+    "        meaning: the mean answer length\n        renamed_from: [{key: rollout/answer_tokens, commit: 0123abcd}]\n",
 )
 BIG_PROFILE = (
     TINY_PROFILE.replace("id: tiny", "id: big")
@@ -197,6 +202,33 @@ def test_search_lands_on_the_metric_and_shows_only_its_ranges(page, site, manual
             for phrase, _ in lines(manual, other):
                 if other != key and phrase not in mine and phrase != "no range":
                     assert phrase not in text, f"{query!r} shows {other}'s {phrase!r}"
+
+
+def test_an_old_anchor_and_the_old_name_lead_to_the_renamed_entry(page, site, manual) -> None:
+    """Links and alert rules made before Miles renamed a key, and a reader who knows the old name,
+    land on the entry of the key it is now."""
+    _, base, _ = site
+    renamed = [(r.key, m) for m in manual.metrics.values() for r in m.renamed_from]
+    if (site[0] / "ranges/profiles/big.yaml").exists():  # the fixture; the real manual: whatever it renamed
+        assert [old for old, _ in renamed] == ["rollout/answer_tokens"]
+    section_of = {m.key: s.id for s in manual.catalog.sections for m in s.metrics}
+    for old, metric in renamed:
+        old_anchor = metric_anchor(old)
+        # The address of an alert rule exported when the reference was one page: the map sends the reader on.
+        page.goto(f"{base}/reference/metrics/#{old_anchor}")
+        page.wait_for_function(
+            "([id, path]) => location.hash === '#' + id && location.pathname.endsWith(path)",
+            arg=[old_anchor, f"/reference/metrics/{section_of[metric.key]}/"],
+        )
+        inside = page.locator(f"h3#{metric.anchor} + .mm-entry #{old_anchor}")
+        assert inside.count() == 1, f"#{old_anchor} is not in {metric.key}'s entry"
+        line = page.locator(f"h3#{metric.anchor} + .mm-entry li:has(#{old_anchor})")
+        assert old in line.inner_text() and line.is_visible()
+        box, height = line.bounding_box(), page.viewport_size["height"]
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= height, f"#{old_anchor} is not on screen"
+        page.goto(f"{base}/")
+        href, _ = _first_result(page, old)
+        assert href.endswith(f"#{metric.anchor}"), f"{old!r} lands on {href}"
 
 
 # --- phone and desktop --------------------------------------------------------------------

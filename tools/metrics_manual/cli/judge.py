@@ -152,7 +152,14 @@ def judge_command(
 
     try:
         profile, step_keys, project = load_profile_arg(profile_id, root)
-        run = read_run(list(paths), step_keys, input_format, progress_bar(progress), keys=judged_keys(profile))
+        run = read_run(
+            list(paths),
+            step_keys,
+            input_format,
+            progress_bar(progress),
+            keys=judged_keys(profile),
+            renames=profile.renames(),
+        )
     except RunInputError as err:
         _fail(err.findings, fmt)
         return

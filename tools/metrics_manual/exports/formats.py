@@ -72,6 +72,7 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                     meaning=m.meaning,
                     unit=m.unit,
                     url=metric_url(site_url, section.id, m.anchor),
+                    renamed_from=m.renamed_from,
                     expectations=profile.expectations.get(m.key, []),
                 )
             )

@@ -20,6 +20,7 @@ from metrics_manual.judge.rules import Judgement, Result
 from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor
 from metrics_manual.runs.series import Run
 from metrics_manual.site.draw import series_drawing
+from metrics_manual.text import inert
 
 TEMPLATE = "report/judge.html.j2"
 _ORDER = {"error": 0, "fail": 1, "pass": 2}
@@ -33,6 +34,11 @@ class MetricPart:
     anchor: str
     results: list[Result] = field(default_factory=list)
     drawing: Markup = Markup("")
+
+    @property
+    def logged_as(self) -> list[str]:
+        """The key's former names the run logged it under (the same for each of its results)."""
+        return self.results[0].logged_as if self.results else []
 
     @property
     def worst(self) -> str:
@@ -72,6 +78,7 @@ def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path)
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.filters["inert"] = inert  # keys and paths from the run's files: control characters shown escaped
     s = j.summary
     word = "every judged expectation passes" if j.exit_code == 0 else "fail" if s.failed else "error"
     return env.get_template(TEMPLATE).render(

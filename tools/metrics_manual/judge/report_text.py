@@ -45,9 +45,29 @@ def headline(j: Judgement) -> list[str]:
     return lines
 
 
+def former(r: Result) -> str:
+    """' (read under its former name x)' when the run logged the key under a name from before a rename."""
+    if not r.logged_as:
+        return ""
+    names = ", ".join(r.logged_as)
+    return f" (read under its former name{'s' if len(r.logged_as) > 1 else ''} {names})"
+
+
 def result_line(r: Result) -> str:
     link = f"  {r.url}" if r.url else ""
-    return f"{_LABEL[r.verdict]} {r.metric}: expected {r.expected}; {r.reason}{link}"
+    return f"{_LABEL[r.verdict]} {r.metric}{former(r)}: expected {r.expected}; {r.reason}{link}"
+
+
+def unknown_line(j: Judgement) -> str | None:
+    """The run's keys the catalog does not document, counted, the first named: what the manual lacks."""
+    u = j.unknown_keys
+    if not u.count:
+        return None
+    about = "about " if u.estimated else ""
+    rest = u.count - len(u.listed)
+    more = f" and {about}{rest:,} more" if rest > 0 else ""
+    # Each key inert here: a line break in one must not start a line of JUnit's text.
+    return f"{about}{u.count:,} key(s) not in the manual's catalog: {', '.join(map(inert, u.listed))}{more}"
 
 
 def summary_line(j: Judgement) -> str:
@@ -97,7 +117,7 @@ def junit(j: Judgement) -> str:
     root = ET.Element(
         "testsuites",
         name="metrics-manual judge",
-        tests=str(len(j.results) + 1),
+        tests=str(len(j.results) + 2),
         failures=str(s.failed),
         errors=str(errors),
         skipped="0",
@@ -107,7 +127,7 @@ def junit(j: Judgement) -> str:
         root,
         "testsuite",
         name=_x(f"profile {j.profile}"),
-        tests=str(len(j.results) + 1),
+        tests=str(len(j.results) + 2),
         failures=str(s.failed),
         errors=str(errors),
         skipped="0",
@@ -119,6 +139,7 @@ def junit(j: Judgement) -> str:
         ("paths", " ".join(j.run.paths)),
         ("formats", " ".join(j.run.formats)),
         ("excluded_steps", ranges(j.run.excluded_steps)),
+        ("unknown_keys", f"{j.unknown_keys.count}"),
     ):
         ET.SubElement(props, "property", name=name, value=_x(value))
     for r in j.results:
@@ -132,9 +153,12 @@ def junit(j: Judgement) -> str:
         if r.verdict != "pass":
             tag = "failure" if r.verdict == "fail" else "error"
             el = ET.SubElement(case, tag, message=_x(r.reason), type=r.verdict)
-            el.text = _x(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
+            el.text = _x(f"{r.metric}{former(r)}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
         else:
-            ET.SubElement(case, "system-out").text = _x(r.reason)
+            ET.SubElement(case, "system-out").text = _x(r.reason + former(r))
+    # Keys the manual lacks are no failure (a newer Miles logs more), but CI dashboards show them.
+    case = ET.SubElement(suite, "testcase", classname="run", name="keys not in the manual's catalog", time="0")
+    ET.SubElement(case, "system-out").text = _x(unknown_line(j) or "none: the catalog documents every key")
     case = ET.SubElement(suite, "testcase", classname="run", name="the run's files read cleanly", time="0")
     errs = [p for p in j.problems if p.severity == "error"]
     if errs:
@@ -151,11 +175,20 @@ def junit(j: Judgement) -> str:
 def github(j: Judgement) -> str:
     """Workflow commands: an error or warning per result that did not pass, and per reading problem."""
     out = []
+    renamed: dict[str, Result] = {}
     for r in j.results:
+        if r.logged_as:
+            renamed.setdefault(r.metric, r)
         if r.verdict == "pass":
             continue
         title = _gp(f"{r.metric} {r.verdict}")
-        out.append(f"::error title={title}::{_gd(f'{r.metric}: expected {r.expected}; {r.reason}')}")
+        out.append(f"::error title={title}::{_gd(f'{r.metric}{former(r)}: expected {r.expected}; {r.reason}')}")
+    for key, r in renamed.items():
+        title = _gp(f"{key} read under its former name")
+        names = ", ".join(r.logged_as)
+        out.append(f"::notice title={title}::{_gd(f'the run logged {key} as {names} (renamed since): read as {key}')}")
+    if unknown := unknown_line(j):
+        out.append(f"::warning title=keys not in the manual::{_gd(unknown)}")
     for p in j.problems:
         props = f"file={_gp(p.path)},line={p.line},col={p.col}"
         out.append(f"::{p.severity} {props}::{_gd(p.message)}")

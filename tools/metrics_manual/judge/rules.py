@@ -11,8 +11,10 @@ The rules, one function per kind of expectation (the words of docs/judging.md):
 
 Before any rule, what makes a pass unearned (ERRORS below, the words of docs/judging.md):
 a ranged metric missing from the run, a value that is not a finite number anywhere in the
-run, two files with different values at one step, a step the expectation covers that the
-run reached and finished without this metric. Excluded steps are dropped before all of it.
+run, two files with different values at one step, a former name of the key (the catalog's
+renamed_from, read as the key) and its current name with different values at one step, a step
+the expectation covers that the run reached and finished without this metric. Excluded steps
+are dropped before all of it.
 The typed result is also the JSON output, so its JSON Schema comes from these classes.
 """
 
@@ -32,7 +34,9 @@ from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
+from metrics_manual.runs.renames import fold
 from metrics_manual.runs.series import Run, StepRanges, compact
+from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
 LISTED = 1000  # failing steps listed per result: a run failing everywhere must not print a book
@@ -87,6 +91,11 @@ class Result(_Out):
     unit: str | None = None
     meaning: str | None = None
     url: str | None = Field(None, description="The metric in the manual.")
+    logged_as: list[str] = Field(
+        default_factory=list,
+        description="Former names of this key (the catalog's renamed_from) the run logged it under: "
+        "their values were read as this key.",
+    )
 
 
 class NotJudged(_Out):
@@ -130,6 +139,18 @@ class RunInfo(_Out):
     )
 
 
+class UnknownKeys(_Out):
+    """Keys the run logged that the catalog does not document: what the manual lacks for this run."""
+
+    count: int = Field(description="How many (about how many when `estimated`).")
+    estimated: bool = Field(
+        default=False, description=f"Past the reader's cap of {KEYS_KEPT:,} named keys the rest were only counted."
+    )
+    listed: list[str] = Field(
+        default_factory=list, description="The first of them by name, sorted (each cut to 120 characters)."
+    )
+
+
 class Problem(_Out):
     path: str
     line: int
@@ -157,6 +178,10 @@ class Judgement(_Out):
     run: RunInfo
     results: list[Result]
     not_judged: list[NotJudged]
+    unknown_keys: UnknownKeys = Field(
+        default_factory=lambda: UnknownKeys(count=0),
+        description="Keys the run logged that the catalog does not document (also named in not_judged).",
+    )
     problems: list[Problem] = Field(default_factory=list)
     summary: Summary
 
@@ -341,6 +366,8 @@ def judge(
     if not rtol > 0:
         raise ValueError(f"rtol must be above 0, got {rtol}")
     excluded = StepRanges.of(exclude_steps)
+    renames = profile.renames()
+    run = fold(run, renames)  # a run read without the renames (the API): nothing moves when read_run folded them
     results: list[Result] = []
     not_judged: list[NotJudged] = []
     reached = _Reached(run)
@@ -348,7 +375,9 @@ def judge(
         keys = m.members or [m.key]
         if not m.expectations:
             for key in keys:
-                logged = "logged by the run" if key in run.series or key in run.unread else "not logged by the run"
+                names = (key, *(old for old, new in renames.items() if new == key))
+                seen = any(n in run.series or n in run.unread for n in names)
+                logged = "logged by the run" if seen else "not logged by the run"
                 not_judged.append(NotJudged(metric=key, reason=f"the profile gives no range ({logged})"))
             continue
         for key in keys:
@@ -361,8 +390,10 @@ def judge(
                     results.append(r)
     # Keys the catalog does not document (patterns such as eval/{dataset} included): a run from a
     # newer Miles shows what the manual lacks. Named up to a cap, then counted.
-    catalog = KeySet([*(k for m in profile.metrics for k in (m.key, *m.members)), *run.step_keys.values()])
-    unknown = [key for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
+    # Former names (renamed_from) are documented too: the entry says what they were.
+    documented = [*(k for m in profile.metrics for k in (m.key, *m.members)), *run.step_keys.values(), *renames]
+    catalog = KeySet(documented)
+    unknown = [clip(key) for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
     for key in unknown[:UNKNOWN_SHOWN]:
         not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
     # Past the reader's cap the run's unread keys were only counted (about how many: run.unread_beyond).
@@ -371,6 +402,9 @@ def judge(
         about = "about " if run.unread_beyond else ""
         first = unknown[UNKNOWN_SHOWN] if len(unknown) > UNKNOWN_SHOWN else "..."
         not_judged.append(NotJudged(metric=first, reason=f"and {about}{rest:,} more keys not in the manual's catalog"))
+    unknown_keys = UnknownKeys(
+        count=len(unknown) + run.unread_beyond, estimated=bool(run.unread_beyond), listed=unknown[:UNKNOWN_SHOWN]
+    )
     problems = [
         Problem(
             path=f.path,
@@ -399,6 +433,7 @@ def judge(
         ),
         results=results,
         not_judged=not_judged,
+        unknown_keys=unknown_keys,
         problems=problems,
         summary=Summary.model_validate(
             {
@@ -449,6 +484,7 @@ class _KeyFacts:
             self.bad = [(s, v) for s, v in values.items() if not math.isfinite(v) and s not in excluded]
         self.invalid = run.invalid.get(key, {})
         self.conflicts = [c for c in run.conflicts.get(key, []) if c[0] not in excluded]
+        self.names = [c for c in run.name_conflicts.get(key, []) if c[0] not in excluded]
 
     def errors(self) -> list[str]:
         out = []
@@ -461,6 +497,14 @@ class _KeyFacts:
                 f"two files disagree at {_count(len(self.conflicts))} (step {step}{more}): {a} and {b}"
                 " (two processes logged different values; exclude the steps or give one of the files)"
             )
+        if self.names:
+            step, a, va, b, vb = self.names[0]
+            more = f" and {len(self.names) - 1} more" if len(self.names) > 1 else ""
+            out.append(
+                f"two names of the key disagree at {_count(len(self.names))} (step {num(step)}{more}): "
+                f"{a} {_listed_value(va)} and {b} {_listed_value(vb)} (a former name, renamed_from in the "
+                "catalog, and the current one logged different values; neither was picked)"
+            )
         return out
 
     def _listed_bad(self, most: int = 5) -> str:
@@ -470,6 +514,11 @@ class _KeyFacts:
 
         text = ", ".join(one(p) for p in self.bad[:most])
         return text + (f" and {len(self.bad) - most} more" if len(self.bad) > most else "")
+
+
+def _listed_value(v: float) -> str:
+    value = _point(0, v).value
+    return value if isinstance(value, str) else num(value) if value is not None else "null"
 
 
 def _count(n: int) -> str:
@@ -536,6 +585,7 @@ def _one(
             reason=reason,
             tolerance=tolerance[0] if tolerance else None,
             tolerance_from=tolerance[1] if tolerance else None,
+            logged_as=run.renamed.get(key, []),
         )
 
     if not values:

@@ -521,6 +521,10 @@ class MetricExport(Strict):
     meaning: Text = Field(description="What the value means.")
     unit: Text | None = Field(None, description="The unit of the metric and of every number of its expectations.")
     url: Text | None = Field(None, description="The metric's anchor in the manual.")
+    renamed_from: list[Rename] = Field(
+        default_factory=list,
+        description="Keys it was logged as before Miles renamed it: judge reads a run's values under them as this key.",
+    )
     expectations: list[Expectation] = Field(
         default_factory=list, description="Its expectations on this profile; empty when it has no range."
     )
@@ -543,6 +547,11 @@ class ProfileExport(Strict):
             if m.key == key or key in m.members:
                 return m
         raise KeyError(key)
+
+    def renames(self) -> dict[str, str]:
+        """Former key -> the key Miles logs it as now, for the plain keys (a family or pattern is not renamed
+        value by value): `read_run(..., renames=...)` reads a run's old names as the new keys."""
+        return {r.key: m.key for m in self.metrics if not m.members and not is_pattern(m.key) for r in m.renamed_from}
 
     def expected(self, key: str) -> list[Band | Median | Exact | Presence]:
         """What `key` is expected to be on this profile's setup ([] when it has no range)."""

@@ -108,13 +108,22 @@ class Collector:
     """Series by metric key and step, the problems found, and the step keys that place values."""
 
     def __init__(
-        self, step_keys: Mapping[str, str], progress: Progress | None = None, keys: Collection[str] | None = None
+        self,
+        step_keys: Mapping[str, str],
+        progress: Progress | None = None,
+        keys: Collection[str] | None = None,
+        renames: Mapping[str, str] | None = None,
     ) -> None:
         self.step_keys = dict(step_keys)
+        # Former key -> current key (the catalog's renamed_from): a former key is kept apart under its
+        # own name, placed by its current key's step key, and folded into the current key by `fold`.
+        self.renames = dict(renames or {})
         # Only these keys' values are kept (None: all); the others are only named in `unread`,
         # so a run of many keys costs memory only for the keys that are judged.
         self.step_key_set = set(self.step_keys.values())
         self.keys = None if keys is None else set(keys) | self.step_key_set
+        if self.keys is not None:
+            self.keys |= {old for old, new in self.renames.items() if new in self.keys}
         self.unread: set[str] = set()
         self.unread_beyond = bytearray(0)  # a linear-counting sketch of the unread keys past KEYS_KEPT
         self.problems: list[Finding] = []
@@ -152,7 +161,9 @@ class Collector:
             return self.placed[key]
         except KeyError:
             pass
-        sk = None if key in self.step_key_set else self.step_keys.get(key.split("/", 1)[0])
+        # One lookup per new key (this is cached in `placed`), never per value.
+        named = self.renames.get(key, key)
+        sk = None if key in self.step_key_set else self.step_keys.get(named.split("/", 1)[0])
         if sk is not None and self.keys is not None and key not in self.keys:
             sk = None
         if sk is None and key not in self.step_key_set:

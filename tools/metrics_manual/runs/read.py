@@ -21,6 +21,7 @@ from metrics_manual.model.schema import Catalog
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
+from metrics_manual.runs.renames import fold
 from metrics_manual.runs.series import Run
 from metrics_manual.text import inert
 
@@ -115,6 +116,7 @@ def read_run(
     input_format: str = "auto",
     progress: ProgressBar | None = None,
     keys: Collection[str] | None = None,
+    renames: Mapping[str, str] | None = None,
 ) -> Run:
     """Read every part of one run and merge them: metric key -> step -> value.
 
@@ -123,7 +125,9 @@ def read_run(
     (or None for no bar). Raises
     RunInputError for a missing or unknown file; problems inside files (corrupt lines, a
     cut last line) are in `Run.problems`. `keys`: keep only these keys' values (the others
-    are named in `Run.unread`); None keeps every key.
+    are named in `Run.unread`); None keeps every key. `renames`: former key -> current key (the
+    catalog's renamed_from, `ProfileExport.renames()`): values logged under a former name are read as
+    the current key (`Run.renamed` names them; two names disagreeing at a step: `Run.name_conflicts`).
     """
     if input_format != "auto" and input_format not in RUN_FORMATS:
         raise RunInputError(
@@ -143,14 +147,22 @@ def read_run(
     run = Run(paths=[shown_path(Path(p)) for p in paths], step_keys=dict(step_keys))
     run.problems.extend(warnings)
     if progress is None:
-        _read(files, Collector(step_keys, keys=keys), run)
+        cut = _read(files, Collector(step_keys, keys=keys, renames=renames), run)
     else:
         with progress(total) as update:
-            _read(files, Collector(step_keys, update, keys), run)
+            cut = _read(files, Collector(step_keys, update, keys, renames), run)
+    run = fold(run, renames) if renames else run
+    if cut:
+        # A cut last line may hold any metric of the step being written: the run's last step of
+        # each step key is unfinished, so a value missing there is no error.
+        for sk in sorted(set(step_keys.values())):
+            if reached := run.reached(sk):
+                run.unfinished[sk] = reached[-1]
     return run
 
 
-def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
+def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
+    """Read every file into `run`; True when a file's last line is cut."""
     for file, form in files:
         rel = shown_path(file)
         out.begin(rel)
@@ -172,9 +184,4 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
     run.other_step = out.other_step
     run.unread = out.unread - set(run.series) - out.step_key_set
     run.unread_beyond = out.unread_beyond_count()
-    if out.cut_files:
-        # A cut last line may hold any metric of the step being written: the run's last step of
-        # each step key is unfinished, so a value missing there is no error.
-        for sk in sorted(out.step_key_set):
-            if reached := run.reached(sk):
-                run.unfinished[sk] = reached[-1]
+    return bool(out.cut_files)
