@@ -7,7 +7,11 @@
 3. `metrics-manual check` next to `mkdocs build`, in sync and with every generated file drifted.
 4. `metrics-manual judge` on a generated 1 GB event log (metric lines among large non-metric
    events) and a 1 GB dashboard log: throughput and peak memory (--part judge, --judge-mb N).
-5. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
+5. realistic run logs (--part realistic): an event log whose metric lines are ~9% of the bytes, a
+   dashboard log of ~110 keys a record with bare NaN, a TensorBoard run written by its own writer and
+   a W&B CSV, each beside its baselines (CPU seconds: a stdlib json loop, orjson alone, `grep -c` as
+   the read floor, EventAccumulator, a csv loop) with the ratio.
+6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
 """
 
 from __future__ import annotations
@@ -274,6 +278,159 @@ def dashboard_log(path: Path, mb: int, extra: int = 80) -> int:
     return step
 
 
+# --- realistic run logs, each beside its baselines (CPU seconds of a child process) -------------
+
+_LOOP = {
+    "stdlib json loop": "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and json.loads(line)",
+    "orjson alone": "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):\n    try: line.strip() and orjson.loads(line)\n    except orjson.JSONDecodeError: pass",
+}
+
+
+def cpu_of(cmd: list[str], cwd: Path = REPO) -> float:
+    """User + system CPU seconds of one command run as a child (start-up included)."""
+    script = (
+        "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN); print(u.ru_utime + u.ru_stime); sys.exit(0)"
+    )
+    out = subprocess.run([sys.executable, "-c", script, *cmd], cwd=cwd, env=ENV, capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def realistic_event_log(path: Path, mb: int, metric_share: float = 0.09) -> int:
+    """An event log whose metric lines are about `metric_share` of the bytes (the rest: weight checksums)."""
+    groups, _ = _catalog_keys()
+    extra = {sk: keys + [f"{keys[0].split('/')[0]}/extra_{i}" for i in range(80)] for sk, keys in groups.items()}
+    step, metric_bytes, other_bytes = 0, 0, 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            for sk, keys in extra.items():
+                metrics = ",".join([f'"{sk}":{step}'] + [f'"{k}":{0.5 + (step % 97) / 1000}' for k in keys])
+                line = (
+                    '{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"main"},"type":"metric",'
+                    f'"rollout_id":null,"attempt":null,"metrics":{{{metrics}}}}}\n'
+                )
+                fh.write(line)
+                metric_bytes += len(line)
+            while other_bytes < metric_bytes * (1 - metric_share) / metric_share:
+                n = 200
+                line = (
+                    '{"timestamp":"2026-11-30T01:00:00.000000Z","source":{"component":"actor_cell0_rank0"},'
+                    f'"type":"weight_checksum","rollout_id":{step},"attempt":null,"checksums":{{'
+                    + ",".join(f'"layer.{i}":"{(i * 7919 + step):064x}"' for i in range(n))
+                    + "}}\n"
+                )
+                fh.write(line)
+                other_bytes += len(line)
+            step += 1
+    return step
+
+
+def nan_dashboard_log(path: Path, mb: int) -> int:
+    """A dashboard log of ~110 keys a record, as json.dumps writes it: a non-finite value is a bare NaN."""
+    groups, _ = _catalog_keys()
+    groups = {
+        sk: keys + [f"{keys[0].split('/')[0]}/extra_{i}" for i in range(110 - len(keys))] for sk, keys in groups.items()
+    }
+    step = 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            for sk, keys in groups.items():
+                values = [
+                    f'"{k}": {"NaN" if (step + i) % 37 == 0 else 0.5 + (step % 97) / 1000}' for i, k in enumerate(keys)
+                ]
+                metrics = ", ".join([f'"{sk}": {step}', *values])
+                fh.write(
+                    f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n'
+                )
+            step += 1
+    return step
+
+
+def tensorboard_run(folder: Path, steps: int) -> int:
+    """A TensorBoard run written by the tensorboard package's own writer: the catalog's keys and 80 more."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    groups, _ = _catalog_keys()
+    keys = [k for ks in groups.values() for k in ks] + [f"train/extra_{i}" for i in range(80)]
+    writer = EventFileWriter(str(folder))
+    for step in range(steps):
+        values = [summary_pb2.Summary.Value(tag=k, simple_value=0.5 + (step % 97) / 1000) for k in keys]
+        values += [summary_pb2.Summary.Value(tag=sk, simple_value=step) for sk in groups]
+        writer.add_event(event_pb2.Event(step=step, summary=summary_pb2.Summary(value=values)))
+    writer.close()
+    return steps * (len(keys) + len(groups))
+
+
+def wandb_csv(path: Path, steps: int) -> int:
+    """A W&B CSV export: one row per step, a column per key (the catalog's and 80 more)."""
+    groups, _ = _catalog_keys()
+    keys = [k for ks in groups.values() for k in ks] + [f"train/extra_{i}" for i in range(80)]
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(",".join(["_step", *groups, *keys]) + "\n")
+        for step in range(steps):
+            fh.write(
+                ",".join([str(step), *(str(step) for _ in groups), *(str(0.5 + (step % 97) / 1000) for _ in keys)])
+                + "\n"
+            )
+    return steps
+
+
+def realistic_report(mb: int) -> None:
+    """judge on realistic logs beside its baselines, CPU seconds in one run: the ratio is what counts."""
+    from metrics_manual.source.load import load_manual
+
+    profile = load_manual(REPO).profiles[0].id
+    judge = [sys.executable, "-m", "metrics_manual", "judge", "--profile", profile, "--format", "json", "--no-progress"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in (
+            ("event log (~9% metric lines)", realistic_event_log),
+            ("dashboard log (~110 keys, NaN)", nan_dashboard_log),
+        ):
+            path = Path(tmp) / "run.jsonl"
+            steps = make(path, mb)
+            size = path.stat().st_size / 1e6
+            base = {k: cpu_of([sys.executable, "-c", code, str(path)]) for k, code in _LOOP.items()}
+            began = time.perf_counter()  # grep's CPU time is near zero: its wall time is the read floor
+            subprocess.run(["grep", "-c", "metrics", str(path)], stdout=subprocess.DEVNULL, check=False)
+            grep = time.perf_counter() - began
+            ours = cpu_of([*judge, str(path)])
+            print(
+                f"[judge] {name}, {size:,.0f} MB, {steps:,} steps: judge {ours:.2f} s CPU ({size / ours:,.0f} MB/s); "
+                + "; ".join(f"{k} {v:.2f} s ({v / ours:.1f}x judge's)" for k, v in base.items())
+                + f"; grep -c {grep:.2f} s wall (the read floor, {size / grep:,.0f} MB/s)"
+            )
+            path.unlink()
+        try:
+            folder = Path(tmp) / "tb"
+            scalars = tensorboard_run(folder, 2000)
+        except ImportError:
+            print("[judge] TensorBoard: the tensorboard package is not installed")
+        else:
+            ours = cpu_of([*judge, str(folder)])
+            acc = (
+                "import sys\nfrom tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n"
+                "a = EventAccumulator(sys.argv[1], size_guidance={'scalars': 0}); a.Reload()\n"
+                "sum(len(a.Scalars(t)) for t in a.Tags()['scalars'])"
+            )
+            base = cpu_of([sys.executable, "-c", acc, str(folder)])
+            print(
+                f"[judge] TensorBoard run of {scalars:,} scalars: judge {ours:.2f} s CPU ({scalars / ours:,.0f} scalars/s); "
+                f"EventAccumulator {base:.2f} s ({scalars / base:,.0f} scalars/s, {base / ours:.1f}x judge's)"
+            )
+        path = Path(tmp) / "run.csv"
+        steps = wandb_csv(path, 20_000)
+        size = path.stat().st_size / 1e6
+        ours = cpu_of([*judge, str(path)])
+        loop = cpu_of(
+            [sys.executable, "-c", "import csv, sys\nfor row in csv.reader(open(sys.argv[1])): pass", str(path)]
+        )
+        print(
+            f"[judge] W&B CSV, {size:,.0f} MB, {steps:,} steps: judge {ours:.2f} s CPU ({size / ours:,.0f} MB/s); "
+            f"stdlib csv loop {loop:.2f} s ({loop / ours:.1f}x judge's)"
+        )
+
+
 def judge_report(mb: int) -> None:
     """Throughput and peak RSS of `metrics-manual judge` on generated logs of `mb` MB (the real manual's profile)."""
     mm = [sys.executable, "-m", "metrics_manual"]
@@ -300,7 +457,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--part", choices=("all", "manual", "judge", "derive"), default="all")
+    parser.add_argument("--part", choices=("all", "manual", "judge", "realistic", "derive"), default="all")
     parser.add_argument("--judge-mb", type=int, default=1000, help="size of each generated run log (MB)")
     parser.add_argument(
         "--validate",
@@ -310,10 +467,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb)
+    if args.part in ("all", "realistic") and not args.validate:
+        realistic_report(100 if args.quick else min(args.judge_mb, 300))
     if args.part in ("all", "derive") and not args.validate:
         with tempfile.TemporaryDirectory() as tmp:
             derive_figures(Path(tmp))
-    if args.part in ("judge", "derive"):
+    if args.part in ("judge", "realistic", "derive"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

@@ -16,7 +16,7 @@ from metrics_manual.runs.collect import KEYS_KEPT, Collector, as_step, json_reco
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
     keep, placed, step_key_set, unread = out.keys, out.placed, out.step_key_set, out.unread
-    for n, record in json_records(path, rel, out):
+    for n, record in json_records(path, rel, out, fast=True):
         metrics = record.get("metrics") if isinstance(record, dict) else None
         if not isinstance(metrics, dict):
             out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)

@@ -26,6 +26,7 @@ from metrics_manual.runs.collect import (
     SURROGATE,
     Collector,
     as_step,
+    fast_record,
     not_a_step,
     number,
     record_surrogate,
@@ -121,6 +122,12 @@ def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems
             problems.append((offset + start, codes.LINE_TOO_LONG, _too_long(), "error", 1))
         elif _may_be_metric(data, start, stop):
             line = data[start:stop]
+            event = fast_record(line, out.step_key_set, out.keys)
+            if event is not None:  # orjson read it as json.loads would, and never keeps a lone surrogate
+                if event.get("type") == "metric":
+                    _metric(event, offset + start, out, problems, missing_step)
+                start = stop + 1
+                continue
             try:
                 event = json.loads(line)
             except RecursionError:

@@ -21,7 +21,7 @@ from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.model.keys import overlap
 from metrics_manual.model.kinds import KINDS
 from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile, metric_anchor
-from metrics_manual.source.reader import Document, Loc, read_document
+from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
 CATALOG = "ranges/catalog.yaml"
@@ -412,7 +412,13 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
 
 def _load(root: Path, *, fast: bool) -> Manual:
     findings: list[Finding] = []
-    cat_doc, found = read_document(root / CATALOG, CATALOG, fast=fast)
+    files, file_findings = profile_files(root)
+    jobs = [(root / CATALOG, CATALOG), *((file, f"{PROFILES}/{file.name}") for file in files)]
+    if (root / COVERAGE).exists():
+        jobs.append((root / COVERAGE, COVERAGE))
+    # Read in order (in worker processes when the source is large): each is validated as it comes.
+    read = read_documents(jobs, fast=fast)
+    cat_doc, found = next(read)
     findings += found
     catalog = None
     if not found:
@@ -422,11 +428,10 @@ def _load(root: Path, *, fast: bool) -> Manual:
             findings += _check_catalog(catalog, cat_doc)
     keys, sections = _catalog_names(cat_doc.data)
 
-    files, found = profile_files(root)
-    findings += found
+    findings += file_findings
     profiles: list[tuple[Profile, Document]] = []
-    for file in files:
-        doc, found = read_document(file, f"{PROFILES}/{file.name}", fast=fast)
+    for _ in files:
+        doc, found = next(read)
         findings += found
         if found:
             continue
@@ -462,8 +467,8 @@ def _load(root: Path, *, fast: bool) -> Manual:
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
     coverage = None
-    if (root / COVERAGE).exists():
-        cov_doc, found = read_document(root / COVERAGE, COVERAGE, fast=fast)
+    if len(jobs) > len(files) + 1:
+        cov_doc, found = next(read)
         findings += found
         if not found:
             coverage, found = validate(Coverage, cov_doc)
