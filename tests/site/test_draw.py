@@ -92,7 +92,16 @@ def test_every_kind_is_drawn_as_what_it_is() -> None:
     assert (at_least.get("data-open"), at_most.get("data-open"), band.get("data-open")) == ("max", "min", None)
     assert all(g.find(f"{SVG}line").get("marker-end") for g in (at_least, at_most))  # type: ignore[union-attr]
     texts = [t.text for t in root.iter(f"{SVG}text")]
-    assert "Alpha \u00b7 first 2 steps" in texts and "Gamma \u00b7 at step 0" in texts
+    # Each profile's title once, on its first row; every row says its statistic.
+    assert texts[:7] == [
+        "Alpha \u00b7 per step",
+        "\u21b3 per step, first 2 steps",
+        "Beta \u00b7 per step",
+        "\u21b3 per step",
+        "Gamma \u00b7 median of 10 steps",
+        "\u21b3 exact at step 0",
+        "Delta \u00b7 logged in every step",
+    ]
     presence = marks(root)[-1]
     assert presence.get("data-value") is None and presence.get("data-x") is None
 
@@ -149,7 +158,7 @@ AXIS_CASES = {
 def test_the_axis_covers_every_number_with_ordered_labelled_ticks(values: list[float]) -> None:
     rows = [("P", exp(kind="band", min=min(values), max=max(values)))]
     rows += [("P", exp(kind="exact", value=v, at="every_step")) for v in values]
-    root = parse(range_drawing(rows, "s"))
+    root = parse(range_drawing(rows, "J"))  # a unit that bounds nothing
     lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
     assert all(lo < v < hi for v in values)
     tick_values = [float(t.get("data-value", "")) for t in ticks(root)]
@@ -185,6 +194,57 @@ def test_any_numbers_get_an_axis_that_holds_them(values: list[float]) -> None:
     assert len({num(t) for t in axis.ticks}) == len(axis.ticks)
 
 
+# (unit, numbers drawn, the values the axis must reach, the side it must not pass)
+DOMAIN_CASES = {
+    "a fraction spans 0 to 1": ("fraction", [0.02, 0.43], (0.0, 1.0)),
+    "a fraction at 0 stays in 0 to 1": ("fraction", [0.0], (0.0, 1.0)),
+    "a time starts at 0": ("s", [12.5, 14.0], (0.0, None)),
+    "tokens start at 0": ("tokens", [396, 787], (0.0, None)),
+}
+
+
+@pytest.mark.parametrize("case", DOMAIN_CASES.values(), ids=DOMAIN_CASES.keys())
+def test_the_axis_reaches_the_natural_domain_of_the_unit_and_never_passes_it(case) -> None:
+    unit, values, (lo_bound, hi_bound) = case
+    rows = [
+        ("P", exp(kind="band", min=min(values), max=max(values))),
+        ("P", exp(kind="median", value=values[0], steps=4)),
+    ]
+    root = parse(range_drawing(rows, unit))
+    lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
+    assert lo == lo_bound
+    assert hi == hi_bound if hi_bound is not None else hi > max(values)
+    tick_values = [float(t.get("data-value", "")) for t in ticks(root)]
+    assert tick_values[0] == lo_bound  # the bound is labelled
+    assert root.get("data-domain-min") == repr(lo_bound)
+
+
+def test_an_unbounded_axis_gives_the_band_room() -> None:
+    root = parse(range_drawing([("P", exp(kind="band", min=10, max=20))], None))
+    lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
+    band = marks(root)[0]
+    share = (float(band.get("data-x-max", "")) - float(band.get("data-x-min", ""))) / (
+        float(root.get("data-x-end", "")) - float(root.get("data-x-start", ""))
+    )
+    assert lo < 10 and hi > 20 and share <= 0.7, share
+
+
+def test_the_legend_names_each_kind_of_mark_drawn_and_no_other() -> None:
+    def legend(rows) -> list[str]:
+        return [
+            g.get("data-kind", "")
+            for g in parse(range_drawing(rows, None)).iter(f"{SVG}g")
+            if "mm-legend" in g.get("class", "")
+        ]
+
+    assert legend(ALL_KINDS) == ["band", "window", "open", "median", "exact", "presence"]
+    assert legend([("P", exp(kind="median", value=3, steps=4))]) == ["median"]
+    assert legend([("P", exp(kind="band", min=1, max=2)), ("Q", exp(kind="exact", value=1, at="every_run"))]) == [
+        "band",
+        "exact",
+    ]
+
+
 def test_text_from_the_source_stays_text() -> None:
     rows = [(HOSTILE, exp(kind="band", min=1, max=2, condition=HOSTILE)), (HOSTILE, exp(kind="presence"))]
     svg = range_drawing(rows, HOSTILE)
@@ -193,9 +253,9 @@ def test_text_from_the_source_stays_text() -> None:
     assert root.get("aria-label") == title(root) == "; ".join(f"{HOSTILE}: {describe(e, HOSTILE)}" for _, e in rows)
     assert title(marks(root)[0]) == f"{HOSTILE}: {describe(rows[0][1], HOSTILE)}"
     texts = [t.text or "" for t in root.iter(f"{SVG}text")]
-    assert HOSTILE in texts  # the unit under the axis
+    assert any(t.startswith(HOSTILE[:30]) for t in texts)  # the unit under the axis (clipped to fit)
     assert any(t.startswith(HOSTILE[:10]) for t in texts)  # a row label (shortened to fit)
-    assert len(list(root.iter())) == len(list(parse(range_drawing([("x", rows[0][1]), ("x", rows[1][1])], "s")).iter()))
+    assert len(list(root.iter())) == len(list(parse(range_drawing([("x", rows[0][1]), ("x", rows[1][1])], "J")).iter()))
 
 
 def test_same_input_same_bytes_and_each_drawing_its_own_ids() -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from metrics_manual.model import kinds
+from metrics_manual.model.domain import UNBOUNDED, Domain, natural_domain
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import (
     AtStep,
@@ -42,18 +43,22 @@ from metrics_manual.model.schema import (
 )
 
 # Drawing units of the viewBox; the SVG scales to its column (width 100%) up to MAX_WIDTH px.
-WIDTH = 480
-MAX_WIDTH = 600
-_FONT = 12
-_TICK_FONT = 11
+# At 390 px a column is about 358 px wide: 360 units keep 12-unit text at 11 px or more;
+# on a desktop the drawing stops at 480 px, where its text is the size of the page's.
+WIDTH = 360
+MAX_WIDTH = 480
+_FONT = 13
+_TICK_FONT = 12
 _CHAR = 0.6  # average glyph width as a share of the font size, to keep labels apart and inside
 
 # Thinning: a run with more steps than this is drawn from buckets of consecutive steps, each
 # keeping its first, lowest, highest and last value (spikes stay); failing steps are marked apart.
 MAX_POINTS = 2000
 
-_BAND, _WINDOW, _MEDIAN, _EXACT = "#4f86c6", "#8a63c2", "#d9822b", "#c0392b"
-_RUN_COLOURS = ("#2a7ab9", "#d9822b", "#2f9e6e", "#b8457a", "#7a6cc4", "#8c7a2a")
+# Mid-tones: each at least 3:1 against both the light page (white) and the dark one (Material's
+# slate, about #1e2129), so one colour serves both schemes (tests compute it in the browser).
+_BAND, _WINDOW, _MEDIAN, _EXACT = "#4f86c6", "#9466d0", "#b86e1f", "#d64541"
+_RUN_COLOURS = ("#2a7ab9", "#b86e1f", "#2f9e6e", "#b8457a", "#7a6cc4", "#8c7a2a")
 _RUN_DASHES = ("", "6 3", "2 2", "8 3 2 3")
 _SYNTAX = {c: f"&#{ord(c)};" for c in "&<>\"'|*_`[]\\{}~^#!$:="}
 _SYNTAX_RE = re.compile("[" + re.escape("".join(_SYNTAX)) + "]")
@@ -131,31 +136,75 @@ class Axis:
         return self.start + share * (self.end - self.start)
 
 
-def _domain(values: Sequence[float], integer: bool = False) -> tuple[float, float]:
+def _domain(
+    values: Sequence[float], integer: bool = False, room: float = 0.1, bounds: Domain = UNBOUNDED
+) -> tuple[float, float]:
+    """The values' extent with a margin of `room` times their span on each side, held inside `bounds`
+    (a fraction never reads below 0 or above 1), and reaching out to them: a bounded side shows its bound."""
     lo, hi = min(values), max(values)
+    if bounds.lo is not None and lo >= bounds.lo:
+        lo = bounds.lo
+    if bounds.hi is not None and hi <= bounds.hi:
+        hi = bounds.hi
     if lo == hi:
         margin = 1.0 if integer or lo == 0 else abs(lo) * 0.1
-    else:  # a twentieth of the span on each side; at least one float step, so the ends stay off the numbers
-        margin = max((hi / 2 - lo / 2) * 0.1, math.ulp(lo), math.ulp(hi))
+    else:  # at least one float step, so the ends stay off the numbers
+        margin = max((hi / 2 - lo / 2) * 2 * room, math.ulp(lo), math.ulp(hi))
     most = sys.float_info.max
-    return max(lo - margin, -most), min(hi + margin, most)
+    lo_out = lo if bounds.lo is not None and lo == bounds.lo else max(lo - margin, -most)
+    hi_out = hi if bounds.hi is not None and hi == bounds.hi else min(hi + margin, most)
+    if lo_out == hi_out:  # a bounded value alone at its bound: room on the open side
+        lo_out, hi_out = (lo_out, hi_out + margin) if bounds.lo == lo_out else (lo_out - margin, hi_out)
+    return lo_out, hi_out
 
 
 def make_axis(
-    values: Sequence[float], start: float, end: float, font: float = _TICK_FONT, integer: bool = False
+    values: Sequence[float],
+    start: float,
+    end: float,
+    font: float = _TICK_FONT,
+    integer: bool = False,
+    *,
+    room: float = 0.05,
+    bounds: Domain = UNBOUNDED,
+    marked: Sequence[float] = (),
 ) -> Axis:
-    """An axis covering every value with a margin, with as many ticks as fit their labels."""
-    lo, hi = _domain(values, integer)
-    room = abs(end - start)
+    """An axis covering every value with a margin, with as many ticks as fit their labels.
+
+    `bounds`: the metric's natural domain (the axis reaches its known bounds and never passes them);
+    `marked`: values that get a labelled tick of their own (a band's limits), round ticks too close
+    to one of them give way.
+    """
+    lo, hi = _domain([*values, *marked], integer, room, bounds)
+    span = abs(end - start)
     for target in (5, 4, 3, 2):
         ticks = nice_ticks(lo, hi, target)
         if integer:
             ticks = sorted({float(math.floor(t)) for t in ticks if t == math.floor(t)}) or ticks
         labels = [num(_tick_value(t)) for t in ticks]
         widest = max(_text_width(label, font) for label in labels)
-        if len(ticks) < 2 or room / (len(ticks) - 1) > widest + font:
+        if len(ticks) < 2 or span / (len(ticks) - 1) > widest + font:
             break
+    if marked:
+        ticks, labels = _with_marked(ticks, sorted(set(marked)), lo, hi, span, font)
     return Axis(lo, hi, start, end, tuple(ticks), tuple(labels))
+
+
+def _with_marked(
+    ticks: list[float], marked: list[float], lo: float, hi: float, span: float, font: float
+) -> tuple[list[float], list[str]]:
+    """Round ticks and the marked values together, each label clear of its neighbours (marked ones win)."""
+    per_unit = span / (hi / 2 - lo / 2) / 2 if hi > lo else 0.0
+    kept: list[float] = []
+    for value in marked:  # marked values first, in order; one too close to a kept one is dropped
+        if all(abs(value - k) * per_unit > _text_width(num(_tick_value(value)), font) + font / 2 for k in kept):
+            kept.append(value)
+    for t in ticks:
+        width = _text_width(num(_tick_value(t)), font)
+        if all(abs(t - k) * per_unit > (width + _text_width(num(_tick_value(k)), font)) / 2 + font / 2 for k in kept):
+            kept.append(t)
+    kept.sort()
+    return kept, [num(_tick_value(t)) for t in kept]
 
 
 def _tick_value(t: float) -> int | float:
@@ -164,68 +213,107 @@ def _tick_value(t: float) -> int | float:
 
 # --- one metric's ranges on every profile ---------------------------------------------
 
-_ROW = 34  # height of one row: label line then mark
+_ROW = 36  # height of one row: label line then mark
 _TOP = 4
 _MARK_H = 12
+_LEGEND_LINE = 18
 
 
-def _row_tail(e: Expectation) -> str:
-    """What the row label adds to the profile title: a window or a single step."""
+def _kind_words(e: Expectation) -> str:
+    """What a row's mark stands for, after its profile's title: the statistic and the steps it covers."""
     span = e.span
-    match span:
-        case Window(first=n):
-            return f" \u00b7 first {num(n)} steps"
-        case AtStep(step=n):
-            return f" \u00b7 at step {num(n)}"
-        case FirstSteps() | EveryStep():
-            return ""
+    match e:
+        case Band():
+            return f"per step, first {num(span.first)} steps" if isinstance(span, Window) else "per step"
+        case Median():
+            return f"median of {num(e.steps)} steps"
+        case Exact():
+            match span:
+                case AtStep(step=n):
+                    return f"exact at step {num(n)}"
+                case EveryStep():
+                    return "exact, every step" if e.at == "every_step" else "exact, every run"
+                case Window() | FirstSteps():  # no exact value covers a window; said all the same
+                    return "exact"
+                case _:
+                    assert_never(span)
+        case Presence():
+            return "logged in every step"
         case _:
-            assert_never(span)
+            assert_never(e)
 
 
-def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
-    """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
+def _legend_key(e: Expectation) -> list[str]:
+    """The legend lines a mark of `e` needs (a band open at one end also shows the arrow)."""
+    match e:
+        case Band():
+            return ["window" if e.window else "band"] + (["open"] if e.min is None or e.max is None else [])
+        case Median():
+            return ["median"]
+        case Exact():
+            return ["exact"]
+        case Presence():
+            return ["presence"]
+        case _:
+            assert_never(e)
 
-    `rows` are (profile title, expectation) in the order they are drawn, one row each.
-    Returns "" when there is nothing to place on an axis: no rows, or presence only (the
-    words "logged in every step" say all a drawing could).
-    """
-    numbers = [v for _, e in rows for v in kinds.numbers(e)]
-    if not numbers:
-        return ""
-    words = [f"{title}: {describe(e, unit)}" for title, e in rows]
-    uid = _uid("range", words, unit)  # the words state every number and text of the drawing
-    pad = 12.0
-    axis = make_axis(numbers, pad, WIDTH - pad)
-    # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
-    start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
-    end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
-    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks, axis.labels)
 
-    marks: list[str] = []
-    for i, ((title, e), said) in enumerate(zip(rows, words)):
-        y = _TOP + i * _ROW
-        tail = _row_tail(e)
-        label = _clip(title, WIDTH - 8 - _text_width(tail, _FONT), _FONT) + tail
-        marks.append(f'<text x="4" y="{_c(y + 11)}" fill="currentColor">{_esc(label)}</text>')
-        if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
-            marks.append(
-                f'<line x1="{_c(axis.start)}" y1="{_c(y + 16 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
-                f'y2="{_c(y + 16 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
+# One line per mark kind, in this order: (swatch, words). Swatches are drawn at (x, y) = left, middle.
+_LEGEND_ORDER = ("band", "window", "open", "median", "exact", "presence")
+_LEGEND_WORDS = {
+    "band": "range per step",
+    "window": "range in the first steps",
+    "open": "no limit on that side",
+    "median": "median",
+    "exact": "exact value",
+    "presence": "logged, no number",
+}
+
+
+def _swatch(kind: str, x: float, y: float, uid: str) -> str:
+    match kind:
+        case "band":
+            return (
+                f'<rect x="{_c(x)}" y="{_c(y - 5)}" width="18" height="10" rx="2" fill="{_BAND}" '
+                f'fill-opacity="0.6" stroke="{_BAND}"/>'
             )
-        marks.append(_range_mark(e, said, axis, y + 16, uid))
+        case "window":
+            return f'<rect x="{_c(x)}" y="{_c(y - 5)}" width="18" height="10" rx="2" fill="url(#{uid}-w)" stroke="{_WINDOW}"/>'
+        case "open":
+            return (
+                f'<line x1="{_c(x)}" y1="{_c(y)}" x2="{_c(x + 16)}" y2="{_c(y)}" stroke="{_BAND}" stroke-width="2" '
+                f'marker-end="url(#{uid}-a)"/>'
+            )
+        case "median":
+            return f'<path d="M{_c(x + 9)} {_c(y - 6)}l6 6l-6 6l-6 -6z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/>'
+        case "exact":
+            return f'<line x1="{_c(x + 9)}" y1="{_c(y - 7)}" x2="{_c(x + 9)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>'
+        case _:  # presence
+            return (
+                f'<line x1="{_c(x)}" y1="{_c(y)}" x2="{_c(x + 18)}" y2="{_c(y)}" stroke="currentColor" '
+                f'stroke-width="2" stroke-dasharray="1 4" stroke-linecap="round"/>'
+            )
 
-    y_axis = _TOP + len(rows) * _ROW + 2
-    marks.append(_x_axis(axis, _TOP, y_axis))
-    height = y_axis + 18
-    if unit:
-        height += 13
-        marks.append(
-            f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
-            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>'
+
+def _kinds_legend(keys: set[str], top: float, uid: str, left: float = 4.0) -> tuple[float, str]:
+    """The legend of the mark kinds in `keys`, flowed in lines from `top`; returns (bottom, svg)."""
+    out: list[str] = []
+    x, y = left, top + _LEGEND_LINE / 2
+    for kind in (k for k in _LEGEND_ORDER if k in keys):
+        words = _LEGEND_WORDS[kind]
+        width = 24 + _text_width(words, _TICK_FONT) + 12
+        if x > left and x + width > WIDTH - 4:
+            x, y = left, y + _LEGEND_LINE
+        out.append(
+            f'<g class="mm-legend mm-legend-{kind}" data-kind="{kind}">{_swatch(kind, x, y, uid)}'
+            f'<text x="{_c(x + 24)}" y="{_c(y + 4)}" font-size="{_TICK_FONT}" fill="currentColor">{words}</text></g>'
         )
-    label = _esc("; ".join(words))
-    defs = (
+        x += width
+    return (y + _LEGEND_LINE / 2 if out else top), "".join(out)
+
+
+def _defs(uid: str) -> str:
+    return (
         f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
         f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.2"/>'
         f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-width="3"/></pattern>'
@@ -233,13 +321,75 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
         f'orient="auto-start-reverse" markerUnits="userSpaceOnUse"><path d="M0 0L8 4L0 8z" fill="{_BAND}"/>'
         f"</marker></defs>"
     )
+
+
+def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
+    """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
+
+    `rows` are (profile title, expectation) in the order they are drawn, one row each; a
+    profile's title labels its first row, each row says its statistic ("median of 10 steps").
+    The axis reaches the metric's natural domain where the unit bounds it (a fraction from 0
+    to 1, a time from 0) and leaves the band room elsewhere, so where a band sits means
+    something. A legend under the axis names each kind of mark drawn. Returns "" when there
+    is nothing to place on an axis: no rows, or presence only (the words "logged in every
+    step" say all a drawing could).
+    """
+    numbers = [v for _, e in rows for v in kinds.numbers(e)]
+    if not numbers:
+        return ""
+    words = [f"{title}: {describe(e, unit)}" for title, e in rows]
+    uid = _uid("range", words, unit)  # the words state every number and text of the drawing
+    pad = 12.0
+    bounds = natural_domain(unit)
+    axis = make_axis(numbers, pad, WIDTH - pad, room=0.25, bounds=bounds)
+    # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
+    start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
+    end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
+    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks, axis.labels)
+
+    marks: list[str] = []
+    keys: set[str] = set()
+    previous = None
+    for i, ((title, e), said) in enumerate(zip(rows, words)):
+        y = _TOP + i * _ROW
+        kind = _kind_words(e)
+        if title != previous:
+            label = _clip(title, WIDTH - 8 - _text_width(" \u00b7 " + kind, _FONT), _FONT) + " \u00b7 " + kind
+        else:  # the same profile's next range: its statistic alone, under the title above
+            label = "\u21b3 " + kind
+        previous = title
+        keys.update(_legend_key(e))
+        marks.append(f'<text x="4" y="{_c(y + 12)}" fill="currentColor">{_esc(label)}</text>')
+        if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
+            marks.append(
+                f'<line x1="{_c(axis.start)}" y1="{_c(y + 18 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
+                f'y2="{_c(y + 18 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
+            )
+        marks.append(_range_mark(e, said, axis, y + 18, uid))
+
+    y_axis = _TOP + len(rows) * _ROW + 2
+    marks.append(_x_axis(axis, _TOP, y_axis))
+    height = y_axis + 19
+    if unit:
+        height += 15
+        marks.append(
+            f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
+            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>'
+        )
+    height, legend = _kinds_legend(keys, height + 4, uid)
+    marks.append(legend)
+    height += 2
+    label = _esc("; ".join(words))
+    domain = (f' data-domain-min="{bounds.lo!r}"' if bounds.lo is not None else "") + (
+        f' data-domain-max="{bounds.hi!r}"' if bounds.hi is not None else ""
+    )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-ranges" role="img" '
         f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
         f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
-        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}" '
+        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}"{domain} '
         f'data-x-start="{_c(axis.start)}" data-x-end="{_c(axis.end)}">'
-        f"<title>{label}</title>{defs}{''.join(marks)}</svg>"
+        f"<title>{label}</title>{_defs(uid)}{''.join(marks)}</svg>"
     )
 
 
