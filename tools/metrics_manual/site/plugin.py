@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +37,20 @@ from metrics_manual.site.render import environment, template_error
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
+
+_CODE_BLOCK = re.compile(r"(<pre[^>]*><code[^>]*>)([^<]*)(</code></pre>)")
+_TOKEN = re.compile(r"\S+")
+
+
+def whole_tokens(html_text: str) -> str:
+    """Each run of non-space characters of a code block in a `mm-tok` span that never breaks inside
+    (extra.css): a browser would break `--code-commit` after a hyphen; lines wrap at spaces only.
+    Only blocks of plain text (escaped, no tags) are touched; their text stays byte for byte."""
+
+    def tokens(m: re.Match[str]) -> str:
+        return m.group(1) + _TOKEN.sub(lambda t: f'<span class="mm-tok">{t.group()}</span>', m.group(2)) + m.group(3)
+
+    return _CODE_BLOCK.sub(tokens, html_text)
 
 
 def _problem(exc: BaseException, root: Path) -> str:
@@ -154,6 +169,7 @@ class MetricsManualPlugin(BasePlugin):
             # the first heading is HTML already; one from the file name is text.
             from_heading = getattr(page, "_title_from_render", None)
             page.meta["title"] = from_heading or html.escape(page.title)
+        html_text = whole_tokens(html_text)
         if self.problem is None:
             return html_text
         banner = (
