@@ -14,6 +14,12 @@ from metrics_manual.site.render import render_pages
 from metrics_manual.source.load import Manual, did_you_mean, gc_paused, load_manual
 
 
+NO_SITE_URL = (
+    "note: site_url is unset in mkdocs.yml (set SITE_URL to where the manual is published): "
+    "the exports and the site leave the manual's address out"
+)
+
+
 def site_url(root: Path) -> str | None:
     """site_url of mkdocs.yml as MkDocs reads it, so `!ENV [SITE_URL, ...]` and INHERIT work as they do there."""
     path = root / "mkdocs.yml"

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from metrics_manual.build import build as build_project
-from metrics_manual.build import exported_profile
+from metrics_manual.build import NO_SITE_URL, exported_profile, site_url
 from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.cli.derive import derive_command
@@ -76,6 +76,8 @@ def build(root: str | None, fmt: str) -> None:
     for rel in todo.remove:
         click.echo(f"removed stray {rel}")
     click.echo(f"{len(todo.write)} written, {todo.unchanged} unchanged, {len(todo.remove)} removed")
+    if (find_root(root) / "mkdocs.yml").is_file() and site_url(find_root(root)) is None:
+        click.echo(NO_SITE_URL, err=True)
 
 
 @main.command(short_help="Compare docs/ with ranges/ in memory.")

@@ -1,7 +1,7 @@
-"""The site's navigation: the metrics page first, the rest as MkDocs lists it from docs/.
+"""The site's navigation: the home page, then the metrics page, then the rest as MkDocs lists it from docs/.
 
 No `nav:` in mkdocs.yml, so a new profile's page or a new hand-written page appears
-without a config edit; only the page readers come for moves to the top.
+without a config edit; only the page readers come for moves up, right under the home page.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ METRICS_PAGE = "reference/metrics.md"
 
 
 def metrics_first(nav: Navigation) -> Navigation:
-    """Move the metrics page to the top of the navigation, dropping a section it leaves empty."""
+    """Move the metrics page to the top of the navigation, under the home page, dropping a section it leaves empty."""
     for item in list(nav.items):
         if isinstance(item, Page) and item.file.src_uri == METRICS_PAGE:
             nav.items.remove(item)
@@ -29,9 +29,10 @@ def metrics_first(nav: Navigation) -> Navigation:
     else:
         return nav
     item.parent = None
-    nav.items.insert(0, item)
+    home = next((i for i, it in enumerate(nav.items) if isinstance(it, Page) and it.is_homepage), None)
+    nav.items.insert(0 if home is None else home + 1, item)
     # Previous and next links follow the order on screen.
-    nav.pages = [p for p in _pages(nav.items)]
+    nav.pages = _pages(nav.items)
     for before, after in zip([None, *nav.pages], [*nav.pages, None]):
         if before is not None:
             before.next_page = after

@@ -29,7 +29,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler
 
-from metrics_manual.build import build
+from metrics_manual.build import NO_SITE_URL, build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.exports.formats import CSV_COLUMNS
 from metrics_manual.site.nav import metrics_first
@@ -109,6 +109,8 @@ class MetricsManualPlugin(BasePlugin):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
         self.env = environment(self.root / "templates")
+        if not config.site_url and not self.serving:
+            log.info(NO_SITE_URL.removeprefix("note: "))  # info: a warning fails a strict build
         return config
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
