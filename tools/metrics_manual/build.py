@@ -13,7 +13,6 @@ from metrics_manual.runs.capture import captured_runs_by_profile, captures_in_re
 from metrics_manual.site.render import render_pages
 from metrics_manual.source.load import Manual, did_you_mean, gc_paused, load_manual
 
-
 NO_SITE_URL = (
     "note: site_url is unset in mkdocs.yml (set SITE_URL to where the manual is published): "
     "the exports and the site leave the manual's address out"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from metrics_manual.build import build as build_project
 from metrics_manual.build import NO_SITE_URL, exported_profile, site_url
+from metrics_manual.build import build as build_project
 from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.cli.derive import derive_command
