@@ -16,17 +16,22 @@ from metrics_manual.build import NO_SITE_URL, exported_profile, site_url
 from metrics_manual.build import build as build_project
 from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
+from metrics_manual.cli.coverage import coverage_command
 from metrics_manual.cli.derive import derive_command
 from metrics_manual.cli.judge import judge_command
+from metrics_manual.cli.listing import list_command
 from metrics_manual.diagnostics.finding import ManualError, errors, report
 from metrics_manual.disk.files import write_file
 from metrics_manual.exports.formats import FORMATS, export_text
 from metrics_manual.source.load import load_manual
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, invoke_without_command=True
+)
 @click.version_option(None, "-V", "--version", package_name="metrics-manual", prog_name="metrics-manual")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
 
     Exit codes: 0 all good, 1 drift (check) or a failing run (judge, derive),
@@ -36,6 +41,8 @@ def main() -> None:
     Shell completion (bash; zsh_source and fish_source for the others):
       eval "$(_METRICS_MANUAL_COMPLETE=bash_source metrics-manual)"
     """
+    if ctx.invoked_subcommand is None:  # a bare `metrics-manual`: the overview, and exit 0
+        click.echo(ctx.get_help())
 
 
 @main.command(short_help="Load and validate ranges/.")
@@ -133,6 +140,8 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
 
 main.add_command(judge_command)
 main.add_command(derive_command)
+main.add_command(coverage_command)
+main.add_command(list_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

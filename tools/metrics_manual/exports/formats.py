@@ -17,6 +17,7 @@ from metrics_manual.model.schema import (
     AtStep,
     Band,
     Catalog,
+    Coverage,
     EveryStep,
     Exact,
     Expectation,
@@ -400,4 +401,5 @@ def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
         f"{SCHEMA_DIR}/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+        f"{SCHEMA_DIR}/coverage.schema.json": schema_text(Coverage, "metrics-manual coverage (ranges/coverage.yaml)"),
     }

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from metrics_manual.model.keys import is_pattern
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -28,6 +30,8 @@ def _one_line(text: str) -> str:
 Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_one_line)]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 MetricKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$")]
+# A key or a pattern of keys: `{name}` holes stand for any text inside one segment (`eval/{dataset}`).
+KeyPattern = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$")]
 Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
 Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -49,6 +53,20 @@ class Strict(BaseModel):
 # --- the catalog -------------------------------------------------------------------
 
 
+class NamedAt(Strict):
+    """The place in the Miles code that builds a key's name (a prefix over dict keys, a timer's name)."""
+
+    path: Text = Field(description="File in the Miles repository.", examples=["miles/utils/example_utils.py"])
+    symbol: Text = Field(description="Function inside that file.", examples=["log_example"])
+
+
+class Rename(Strict):
+    """A key the metric was logged as before Miles renamed it."""
+
+    key: MetricKey = Field(description="The former key.", examples=["example/old_loss"])
+    commit: Commit = Field(description="The Miles commit that renamed it.", examples=["0123abcd"])
+
+
 class Origin(Strict):
     """Where the Miles code emits a metric, as read from the source named in the catalog."""
 
@@ -59,18 +77,24 @@ class Origin(Strict):
     symbol: Text | None = Field(None, description="Function or timer inside that file.", examples=["log_example"])
     computed: Text = Field(description="How the value is computed.", examples=["mean over all samples"])
     logged: Text = Field(description="When the value is logged.", examples=["every rollout step"])
+    named_at: NamedAt | None = Field(
+        None, description="Where the key's name is built, when that is not where the value is computed."
+    )
 
 
 class Metric(Strict):
     """One logged key (or a family of keys): what it means and where the code emits it."""
 
-    key: MetricKey = Field(description="The logged key, or a family pattern ending in /*.", examples=["example/loss"])
+    key: KeyPattern = Field(
+        description="The logged key, a family ending in /* (with members), or a pattern with {name} holes.",
+        examples=["example/loss", "example/{dataset}/score"],
+    )
     name: Text | None = Field(
         None, description="How a family is called in prose; defaults to its key.", examples=["the example statistics"]
     )
-    members: list[MetricKey] = Field(
+    members: list[KeyPattern] = Field(
         default_factory=list,
-        description="For a family: the keys it stands for.",
+        description="For a family: the keys (or patterns) it stands for.",
         examples=[["example/loss/mean", "example/loss/max"]],
     )
     meaning: Text = Field(description="What the value means, in a few words.", examples=["the loss of the example"])
@@ -80,16 +104,26 @@ class Metric(Strict):
         examples=["s"],
     )
     origin: Origin | None = Field(None, description="Where the Miles code emits it, at the catalog's `code` commit.")
+    renamed_from: list[Rename] = Field(
+        default_factory=list,
+        description="Keys it was logged as before Miles renamed it: their anchors, search and judge lead here.",
+    )
 
     @model_validator(mode="after")
     def _family(self) -> Metric:
-        if self.key.endswith("/*") != bool(self.members):
-            raise ValueError("a family key ends in /* and lists its members; a plain key has no members")
+        if self.key.endswith("/*") and not self.members:
+            raise ValueError("a family key ends in /* and lists its members")
+        if self.members and not (self.key.endswith("/*") or is_pattern(self.key)):
+            raise ValueError("a plain key has no members; a family key ends in /* or is a {name} pattern")
         return self
 
     @property
     def anchor(self) -> str:
         return metric_anchor(self.key)
+
+    @property
+    def old_anchors(self) -> list[str]:
+        return [metric_anchor(r.key) for r in self.renamed_from]
 
     @property
     def label(self) -> str:
@@ -139,6 +173,32 @@ def metric_anchor(key: str) -> str:
     """A stable HTML id from a metric key: 'train/grad_norm' -> 'm-train-grad_norm'."""
     slug = re.sub(r"[^a-z0-9_]+", "-", key.removesuffix("/*").lower()).strip("-")
     return f"m-{slug}"
+
+
+# --- coverage of Miles' keys ----------------------------------------------------------
+
+
+class KnownKey(Strict):
+    """A key (or pattern) the coverage check knows about, and why it stands apart."""
+
+    key: KeyPattern = Field(description="The key or pattern.", examples=["example/{name}_time"])
+    reason: Text = Field(description="Why, in words a maintainer can check.")
+
+
+class Coverage(Strict):
+    """What `metrics-manual coverage` found when the catalog was last checked against Miles' code."""
+
+    commit: Commit = Field(description="The Miles commit the catalog was checked against.", examples=["0123abcd"])
+    undocumented: list[KnownKey] = Field(
+        default_factory=list, description="Keys Miles logs that the catalog does not document yet, and why."
+    )
+    not_scanned: list[KnownKey] = Field(
+        default_factory=list,
+        description="Documented keys whose names the static scan cannot see (built from run data), and why.",
+    )
+    exceptions: list[KnownKey] = Field(
+        default_factory=list, description="Strings the scan reads as keys that Miles never logs, and why."
+    )
 
 
 # --- a profile ---------------------------------------------------------------------
@@ -396,9 +456,9 @@ SCHEMA_VERSION: Literal[1] = 1
 
 
 class MetricExport(Strict):
-    key: MetricKey = Field(description="The metric key (a family ends in /*).")
+    key: KeyPattern = Field(description="The metric key (a family ends in /*; a pattern has {name} holes).")
     name: Text | None = Field(None, description="How a family is called in prose.")
-    members: list[MetricKey] = Field(default_factory=list, description="For a family: the keys it stands for.")
+    members: list[KeyPattern] = Field(default_factory=list, description="For a family: the keys it stands for.")
     section: Slug = Field(description="Id of the metric's section.")
     section_title: Text = Field(description="Title of the metric's section.")
     meaning: Text = Field(description="What the value means.")

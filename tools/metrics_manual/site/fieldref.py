@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from metrics_manual.model.schema import Catalog, Profile
+from metrics_manual.model.schema import Catalog, Coverage, Profile
 
 # Patterns of the model, in words (the schema only has the regex).
 _PATTERNS = {
@@ -97,7 +97,11 @@ def _model_doc(name: str, schema: dict[str, Any], defs: dict[str, Any], title: s
 def field_reference() -> list[ModelDoc]:
     """Every table of the page: the catalog, a profile, then each part they hold, in the order met."""
     out: list[ModelDoc] = []
-    for model, title in ((Catalog, "ranges/catalog.yaml"), (Profile, "ranges/profiles/<id>.yaml")):
+    for model, title in (
+        (Catalog, "ranges/catalog.yaml"),
+        (Profile, "ranges/profiles/<id>.yaml"),
+        (Coverage, "ranges/coverage.yaml"),
+    ):
         schema = _schema(model)
         defs = schema.get("$defs", {})
         out.append(_model_doc(model.__name__, schema, defs, title))

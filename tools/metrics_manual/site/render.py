@@ -16,7 +16,7 @@ import jinja2
 
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile
+from metrics_manual.model.schema import CodeRepository, Expectation, Profile, metric_anchor
 from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
@@ -108,6 +108,7 @@ def environment(templates: Path) -> jinja2.Environment:
         attr=attr,
         unit_name=unit_name,
         drawing=drawing,
+        metric_anchor=metric_anchor,
     )
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
@@ -155,7 +156,14 @@ def render_pages(
     """
     templates = root / "templates"
     env = environment(templates)
-    context = {"manual": manual, "catalog": manual.catalog, "profiles": manual.profiles, "fields": field_reference()}
+    context = {
+        "manual": manual,
+        "catalog": manual.catalog,
+        "profiles": manual.profiles,
+        "fields": field_reference(),
+        "coverage": manual.coverage,
+        "documented": manual.documented(),
+    }
     context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():

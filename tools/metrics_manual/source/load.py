@@ -16,11 +16,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from metrics_manual.diagnostics.finding import Finding, SourceError, shown
+from metrics_manual.model.keys import overlap
 from metrics_manual.model.kinds import KINDS
-from metrics_manual.model.schema import Catalog, Metric, Profile
+from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile, metric_anchor
 from metrics_manual.source.reader import Document, Loc, read_document
 
 CATALOG = "ranges/catalog.yaml"
+COVERAGE = "ranges/coverage.yaml"
 PROFILES = "ranges/profiles"
 
 M = TypeVar("M", bound=BaseModel)
@@ -32,6 +34,7 @@ class Manual:
 
     catalog: Catalog
     profiles: tuple[Profile, ...]
+    coverage: Coverage | None = None  # ranges/coverage.yaml, when the catalog was checked against Miles
 
     @functools.cached_property
     def metrics(self) -> dict[str, Metric]:
@@ -44,7 +47,17 @@ class Manual:
             keys.update(m.members)
         keys.update(self.catalog.step_keys.values())
         keys.update(f"{ns}/*" for ns in self.catalog.step_keys)  # a whole namespace, as in `train/*`
+        keys.update(r.key for m in self.metrics.values() for r in m.renamed_from)
         return keys
+
+    def documented(self) -> list[str]:
+        """Every key or pattern a run may log that the catalog documents (a family's members, step keys)."""
+        keys = [k for m in self.metrics.values() for k in (m.members or [m.key])]
+        return keys + list(self.catalog.step_keys.values())
+
+    def renames(self) -> dict[str, str]:
+        """Former key -> the key Miles logs it as now."""
+        return {r.key: m.key for m in self.metrics.values() for r in m.renamed_from}
 
     def profile(self, profile_id: str) -> Profile:
         for p in self.profiles:
@@ -190,6 +203,15 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
                     )
                 )
             anchors[metric.anchor] = metric.key
+            for ri, rename in enumerate(metric.renamed_from):
+                rloc = ("sections", si, "metrics", mi, "renamed_from", ri, "key")
+                old = metric_anchor(rename.key)
+                if rename.key in seen_keys or old in anchors:
+                    out.append(
+                        doc.finding(rloc, f"former key {rename.key!r} is already a key or anchor of the catalog")
+                    )
+                seen_keys[rename.key] = section.id
+                anchors[old] = metric.key
     return out
 
 
@@ -336,13 +358,14 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
         else []
     )
     for p in top:
-        if p.name != "catalog.yaml" and not p.is_dir():
+        if p.name not in ("catalog.yaml", "coverage.yaml") and not p.is_dir():
             found.append(
                 Finding(
                     f"ranges/{p.name}",
                     1,
                     1,
-                    f"not part of the source: ranges/ holds catalog.yaml and {PROFILES}/; move this file elsewhere",
+                    f"not part of the source: ranges/ holds catalog.yaml, coverage.yaml and {PROFILES}/; "
+                    "move this file elsewhere",
                 )
             )
     profiles = [p for p in files if p.suffix in (".yaml", ".yml")]
@@ -405,7 +428,37 @@ def _load(root: Path, *, fast: bool) -> Manual:
                     )
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
+    coverage = None
+    if (root / COVERAGE).exists():
+        cov_doc, found = read_document(root / COVERAGE, COVERAGE, fast=fast)
+        findings += found
+        if not found:
+            coverage, found = validate(Coverage, cov_doc)
+            findings += found
+            if coverage and catalog:
+                findings += _check_coverage(coverage, catalog, cov_doc)
     if findings or catalog is None:
         raise SourceError(findings)
     ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
-    return Manual(catalog, tuple(ordered))
+    return Manual(catalog, tuple(ordered), coverage)
+
+
+def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list[Finding]:
+    """coverage.yaml must speak of the catalog's commit, and of keys the catalog does (or does not) document."""
+    out: list[Finding] = []
+    if not catalog.code.commit.startswith(coverage.commit) and not coverage.commit.startswith(catalog.code.commit):
+        out.append(
+            doc.finding(
+                ("commit",),
+                f"checked against Miles {coverage.commit[:12]} but {CATALOG} reads Miles at "
+                f"{catalog.code.commit[:12]}; run `metrics-manual coverage --miles PATH` and update this file",
+            )
+        )
+    docs = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+    for i, entry in enumerate(coverage.undocumented):
+        if any(overlap(d, entry.key) for d in docs):
+            out.append(doc.finding(("undocumented", i, "key"), f"{entry.key!r} is documented in {CATALOG}"))
+    for i, entry in enumerate(coverage.not_scanned):
+        if not any(overlap(d, entry.key) for d in docs):
+            out.append(doc.finding(("not_scanned", i, "key"), f"{entry.key!r} is not documented in {CATALOG}"))
+    return out

@@ -1,0 +1,129 @@
+"""The catalog held against what a Miles checkout logs: documented, undocumented, gone, moved."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metrics_manual.coverage.scan import Emission, Scan
+from metrics_manual.model.keys import is_pattern, overlap
+from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class Undocumented:
+    key: str
+    path: str
+    line: int
+    symbol: str
+    form: str
+    known: str | None  # the reason ranges/coverage.yaml gives, when it lists the key
+
+
+@dataclass(frozen=True)
+class Gone:
+    key: str
+    known: str | None  # ranges/coverage.yaml: why the scan cannot see it
+
+
+@dataclass(frozen=True)
+class Moved:
+    key: str
+    path: str
+    symbol: str | None
+    reason: str
+
+
+@dataclass
+class Result:
+    commit: str | None
+    catalog_commit: str
+    documented_and_emitted: list[str] = field(default_factory=list)
+    emitted_not_documented: list[Undocumented] = field(default_factory=list)
+    documented_not_emitted: list[Gone] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
+
+    @property
+    def failing(self) -> bool:
+        """Exit 1: an undocumented key, a vanished key or a moved origin that ranges/coverage.yaml does not explain."""
+        return (
+            any(u.known is None for u in self.emitted_not_documented)
+            or any(g.known is None for g in self.documented_not_emitted)
+            or bool(self.moved)
+        )
+
+
+def documented_keys(catalog: Catalog) -> list[tuple[str, Metric]]:
+    """Every key or pattern the catalog documents, with its entry (a family stands for its members)."""
+    return [(k, m) for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+
+
+def _known(key: str, entries: list[KnownKey]) -> str | None:
+    return next((e.reason for e in entries if overlap(e.key, key)), None)
+
+
+def _covers(doc: str, e: Emission) -> bool:
+    # An open pattern (`perf/{key}_time` over a timer's dict) stands for its family, never for one key.
+    return overlap(doc, e.key) and (not e.open or is_pattern(doc))
+
+
+def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path) -> Result:
+    known = coverage or Coverage(commit=catalog.code.commit)
+    docs = documented_keys(catalog)
+    old = [(r.key, m) for s in catalog.sections for m in s.metrics for r in m.renamed_from]
+    steps = set(catalog.step_keys.values())
+    emitted = {k: v for k, v in scan.keys().items() if k not in steps}
+    out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit)
+    for key, where in sorted(emitted.items()):
+        if any(overlap(d, key) for d, _ in docs + old):
+            continue
+        first = where[0]
+        reason = _known(key, known.undocumented) or _known(key, known.exceptions)
+        out.emitted_not_documented.append(Undocumented(key, first.path, first.line, first.symbol, first.form, reason))
+    all_emissions = [e for v in emitted.values() for e in v]
+    for doc, _ in docs:
+        if any(_covers(doc, e) for e in all_emissions):
+            out.documented_and_emitted.append(doc)
+        else:
+            out.documented_not_emitted.append(Gone(doc, _known(doc, known.not_scanned)))
+    out.moved = moved(catalog, scan, root)
+    return out
+
+
+def moved(catalog: Catalog, scan: Scan, root: Path) -> list[Moved]:
+    """Catalog origins whose file or function is not in the checkout (a file moved, a function renamed)."""
+    out: list[Moved] = []
+    for s in catalog.sections:
+        for m in s.metrics:
+            if m.origin is None:
+                continue
+            places = [(m.origin.path, m.origin.symbol)]
+            if m.origin.named_at:
+                places.append((m.origin.named_at.path, m.origin.named_at.symbol))
+            for path, symbol in places:
+                if not path.endswith(".py"):
+                    continue  # a library (Megatron), not a file of Miles
+                if not (root / path).is_file():
+                    out.append(Moved(m.key, path, symbol, "the file is not in the checkout"))
+                elif symbol and _IDENTIFIER.match(symbol) and path in scan.symbols:
+                    if symbol.rsplit(".", 1)[-1] not in scan.symbols[path]:
+                        out.append(Moved(m.key, path, symbol, "no function or class of that name in the file"))
+    return out
+
+
+def head_commit(root: Path) -> str | None:
+    """The checkout's commit, when it is a git work tree (None otherwise: a plain copy)."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None
