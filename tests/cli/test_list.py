@@ -30,7 +30,7 @@ def test_list_profiles_counts_what_each_profile_ranges(tiny: Path) -> None:
         (tiny / "ranges/profiles/tiny.yaml")
         .read_text("utf-8")
         .replace("id: tiny", "id: empty")
-            .replace("tiny-notes", "empty-notes")
+        .replace("tiny-notes", "empty-notes")
         .split("expectations:")[0],
         "utf-8",
     )
