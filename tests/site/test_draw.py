@@ -335,7 +335,7 @@ def test_each_run_is_a_curve_placed_by_its_steps_and_values() -> None:
         assert line == [pytest.approx((x(s), y(v)), abs=0.02) for s, v in sorted(values.items())]
     styles = {(p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")}
     assert len(styles) == len(RUNS)
-    legend = groups(root, "mm-legend")
+    legend = [g for g in groups(root, "mm-legend") if g.get("data-run") is not None]
     assert [g.get("data-run") for g in legend] == list(RUNS)
     assert [(g.find(f"{SVG}line").get("stroke"), g.find(f"{SVG}line").get("stroke-dasharray")) for g in legend] == [  # type: ignore[union-attr]
         (p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")
@@ -379,7 +379,9 @@ def test_failing_steps_are_ringed_with_their_step_and_value() -> None:
     assert (float(got["a", "1"].get("data-x", "")), float(got["a", "1"].get("data-y", ""))) == pytest.approx(
         (x(1), y(9)), abs=0.02
     )
-    assert title(got["a", "2"]) == "a: step 2: NaN, failing" and float(got["a", "2"].get("data-y", "")) == top
+    # NaN and a step not logged: on the step axis
+    assert title(got["a", "2"]) == "a: step 2: NaN, failing" and float(got["a", "2"].get("data-y", "")) == bottom
+    assert top < bottom
     assert title(got["b", "5"]) == "b: step 5: not logged, failing" and float(got["b", "5"].get("data-y", "")) == bottom
     assert float(root.get("data-axis-x-max", "")) > 5  # a failing step widens the axis
 
@@ -394,7 +396,9 @@ def test_non_finite_values_break_the_curve_and_are_marked_at_the_edge() -> None:
     marked = [
         (g.get("data-step"), g.get("data-value"), float(g.get("data-y", ""))) for g in groups(root, "mm-nonfinite")
     ]
-    assert marked == [("2", "nan", top), ("5", "inf", top), ("6", "-inf", bottom)]
+    assert marked == [("2", "nan", bottom), ("5", "inf", top), ("6", "-inf", bottom)]  # NaN on the step axis
+    labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "mm-label"]
+    assert labels == ["NaN, step 2", "infinity, step 5", "minus infinity, step 6"]
     assert [title(g) for g in groups(root, "mm-nonfinite")] == [
         "r: step 2: NaN",
         "r: step 5: infinity",
@@ -403,6 +407,42 @@ def test_non_finite_values_break_the_curve_and_are_marked_at_the_edge() -> None:
     assert [len(line) for line in points(groups(root, "mm-run")[0])] == [2, 2, 2]
     shapes = [sorted(c.tag for c in g if c.tag != f"{SVG}title") for g in groups(root, "mm-nonfinite")]
     assert shapes[0] != shapes[1]  # NaN does not look like infinity
+
+
+def test_a_band_is_shaded_only_over_the_steps_it_covers_and_its_limits_are_ticks() -> None:
+    run = {"r": {s: 0.6 + 0.01 * s for s in range(200)}}
+    band, median = exp(kind="band", min=0.53, max=0.87, steps=48), exp(kind="median", value=0.7, steps=20)
+    root = parse(series_drawing(run, [band, median], None, title="t"))
+    x = axis_map(root, "x")
+    drawn_band, drawn_median = groups(root, "mm-mark")
+    assert float(drawn_band.get("data-x-min", "")) == pytest.approx(x(0), abs=0.02)
+    assert float(drawn_band.get("data-x-max", "")) == pytest.approx(x(47), abs=0.02)  # the 48th step, not the 200th
+    assert float(drawn_median.get("data-x-max", "")) == pytest.approx(x(19), abs=0.02)
+    y_ticks = [float(t.get("data-value", "")) for t in groups(root, "mm-tick-y")]
+    assert 0.53 in y_ticks and 0.87 in y_ticks  # the band's limits read off the axis
+    texts = [t.find(f"{SVG}text").text for t in groups(root, "mm-tick-y")]  # type: ignore[union-attr]
+    assert len(set(texts)) == len(texts)
+
+
+def test_failing_steps_get_a_rug_tick_each_and_the_worst_are_labelled() -> None:
+    values = {s: 1.0 for s in range(2000)}
+    bad = list(range(1000, 1030))
+    for i, s in enumerate(bad):
+        values[s] = 5.0 + i / 1000  # 30 neighbours out of the band: the last is the worst
+    values[1500] = 0.123456789
+    root = parse(
+        series_drawing({"r": values}, [exp(kind="band", min=0.5, max=2)], None, title="t", failing={"r": bad + [1500]})
+    )
+    failing = groups(root, "mm-failing")
+    assert len(failing) == 31
+    rugs = [g.find(f"{SVG}line") for g in failing]
+    assert all(r is not None and r.get("class") == "mm-rug" for r in rugs)
+    bottom = float(root.get("data-y-start", ""))
+    assert all(float(r.get("y1", "")) > bottom for r in rugs if r is not None)  # under the plot
+    labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "mm-label"]
+    assert labels == ["step 1,029: 5.029", "step 1,028: 5.028", "step 1,027: 5.027"]
+    kinds_drawn = [g.get("data-kind") for g in groups(root, "mm-legend") if g.get("data-kind")]
+    assert kinds_drawn == ["band", "failing"]
 
 
 def test_every_point_lies_inside_the_plot() -> None:

@@ -63,6 +63,28 @@ def metric_parts(j: Judgement, run: Run, profile: ProfileExport) -> list[MetricP
     return list(parts.values())
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One line of the summary at the top: a failing or erring expectation, linking to its section."""
+
+    verdict: str
+    key: str
+    anchor: str
+    expected: str
+    reason: str
+
+
+def problems(j: Judgement) -> list[Problem]:
+    """Every failing then every erring expectation, each group in the profile's order."""
+    out = [
+        Problem(r.verdict, r.metric, metric_anchor(r.metric), r.expected, r.reason)
+        for verdict in ("fail", "error")
+        for r in j.results
+        if r.verdict == verdict
+    ]
+    return out
+
+
 def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path) -> str:
     if not (templates / TEMPLATE).is_file():
         raise UsageError(f"the report template {templates / TEMPLATE} is missing")
@@ -78,6 +100,7 @@ def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path)
         j=j,
         s=s,
         metrics=metric_parts(j, run, profile),
+        problems=problems(j),
         excluded=ranges(j.run.excluded_steps),
         verdict_word=word,
         verdict_class="pass" if j.exit_code == 0 else "fail" if s.failed else "error",

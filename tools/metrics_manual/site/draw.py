@@ -29,7 +29,7 @@ from typing import assert_never
 
 from metrics_manual.model import kinds
 from metrics_manual.model.domain import UNBOUNDED, Domain, natural_domain
-from metrics_manual.model.phrase import describe, num
+from metrics_manual.model.phrase import describe, measured, num
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -167,15 +167,20 @@ def make_axis(
     *,
     room: float = 0.05,
     bounds: Domain = UNBOUNDED,
+    reach: bool = True,
     marked: Sequence[float] = (),
 ) -> Axis:
     """An axis covering every value with a margin, with as many ticks as fit their labels.
 
     `bounds`: the metric's natural domain (the axis reaches its known bounds and never passes them);
     `marked`: values that get a labelled tick of their own (a band's limits), round ticks too close
-    to one of them give way.
+    to one of them give way. `reach=False`: the bounds only hold the margins in (a curve of times
+    near 150 s is not squeezed against 0).
     """
-    lo, hi = _domain([*values, *marked], integer, room, bounds)
+    lo, hi = _domain([*values, *marked], integer, room, bounds if reach else UNBOUNDED)
+    if not reach:
+        lo = lo if bounds.lo is None or min([*values, *marked]) < bounds.lo else max(lo, bounds.lo)
+        hi = hi if bounds.hi is None or max([*values, *marked]) > bounds.hi else min(hi, bounds.hi)
     span = abs(end - start)
     for target in (5, 4, 3, 2):
         ticks = nice_ticks(lo, hi, target)
@@ -186,23 +191,28 @@ def make_axis(
         if len(ticks) < 2 or span / (len(ticks) - 1) > widest + font:
             break
     if marked:
-        ticks, labels = _with_marked(ticks, sorted(set(marked)), lo, hi, span, font)
+        ticks, labels = _with_marked(ticks, marked, lo, hi, end - start, font)
     return Axis(lo, hi, start, end, tuple(ticks), tuple(labels))
 
 
 def _with_marked(
-    ticks: list[float], marked: list[float], lo: float, hi: float, span: float, font: float
+    ticks: list[float], marked: Sequence[float], lo: float, hi: float, span: float, font: float
 ) -> tuple[list[float], list[str]]:
-    """Round ticks and the marked values together, each label clear of its neighbours (marked ones win)."""
+    """Round ticks and the marked values together, each label clear of its neighbours: marked values
+    first, in the order given (the first wins a clash), then the round ticks that still fit. On a
+    vertical axis (`span` between labels measured in lines) labels need a line each; across, their width."""
     per_unit = span / (hi / 2 - lo / 2) / 2 if hi > lo else 0.0
+    vertical = span < 0
+
+    def room(a: float, b: float) -> float:
+        if vertical:
+            return font + 2
+        return (_text_width(num(_tick_value(a)), font) + _text_width(num(_tick_value(b)), font)) / 2 + font / 2
+
     kept: list[float] = []
-    for value in marked:  # marked values first, in order; one too close to a kept one is dropped
-        if all(abs(value - k) * per_unit > _text_width(num(_tick_value(value)), font) + font / 2 for k in kept):
+    for value in [*dict.fromkeys(marked), *ticks]:
+        if all(abs(value - k) * abs(per_unit) > room(value, k) for k in kept):
             kept.append(value)
-    for t in ticks:
-        width = _text_width(num(_tick_value(t)), font)
-        if all(abs(t - k) * per_unit > (width + _text_width(num(_tick_value(k)), font)) / 2 + font / 2 for k in kept):
-            kept.append(t)
     kept.sort()
     return kept, [num(_tick_value(t)) for t in kept]
 
@@ -259,7 +269,7 @@ def _legend_key(e: Expectation) -> list[str]:
 
 
 # One line per mark kind, in this order: (swatch, words). Swatches are drawn at (x, y) = left, middle.
-_LEGEND_ORDER = ("band", "window", "open", "median", "exact", "presence")
+_LEGEND_ORDER = ("band", "window", "open", "median", "exact", "presence", "failing", "missing", "nan", "inf")
 _LEGEND_WORDS = {
     "band": "range per step",
     "window": "range in the first steps",
@@ -267,6 +277,10 @@ _LEGEND_WORDS = {
     "median": "median",
     "exact": "exact value",
     "presence": "logged, no number",
+    "failing": "failing step",
+    "missing": "not logged",
+    "nan": "NaN",
+    "inf": "infinite",
 }
 
 
@@ -288,6 +302,17 @@ def _swatch(kind: str, x: float, y: float, uid: str) -> str:
             return f'<path d="M{_c(x + 9)} {_c(y - 6)}l6 6l-6 6l-6 -6z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/>'
         case "exact":
             return f'<line x1="{_c(x + 9)}" y1="{_c(y - 7)}" x2="{_c(x + 9)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>'
+        case "failing":
+            return (
+                f'<line x1="{_c(x + 4)}" y1="{_c(y - 6)}" x2="{_c(x + 4)}" y2="{_c(y + 6)}" stroke="{_EXACT}" '
+                f'stroke-width="1.5"/><circle cx="{_c(x + 12)}" cy="{_c(y)}" r="2.5" fill="{_EXACT}"/>'
+            )
+        case "missing":
+            return f'<circle cx="{_c(x + 9)}" cy="{_c(y)}" r="3.5" fill="none" stroke="{_EXACT}" stroke-width="2"/>'
+        case "nan":
+            return f'<rect x="{_c(x + 6)}" y="{_c(y - 3)}" width="6" height="6" fill="currentColor"/>'
+        case "inf":
+            return f'<path d="M{_c(x + 5)} {_c(y + 3)}L{_c(x + 13)} {_c(y + 3)}L{_c(x + 9)} {_c(y - 3)}z" fill="currentColor"/>'
         case _:  # presence
             return (
                 f'<line x1="{_c(x)}" y1="{_c(y)}" x2="{_c(x + 18)}" y2="{_c(y)}" stroke="currentColor" '
@@ -521,6 +546,26 @@ def _value_words(value: float, unit: str | None) -> str:
     return f"{text} {unit}" if unit and math.isfinite(value) else text
 
 
+_RUG = 8  # height of the strip of failing-step ticks under the plot
+_LABELLED = 3  # failing steps, NaN and missing steps labelled in words (the worst, the first)
+
+
+def _outside(v: float, expectations: Sequence[Expectation]) -> float:
+    """How far a finite value lies from what its expectations allow (0 inside): orders the worst failing steps."""
+    gaps = []
+    for e in expectations:
+        match e:
+            case Band():
+                gaps.append(max((e.min - v) if e.min is not None else 0.0, (v - e.max) if e.max is not None else 0.0))
+            case Median() | Exact():
+                gaps.append(abs(v - e.value))
+            case Presence():
+                pass
+            case _:
+                assert_never(e)
+    return max(gaps, default=0.0)
+
+
 def series_drawing(
     series: Mapping[str, Mapping[int, float]],
     expectations: Sequence[Expectation],
@@ -532,13 +577,17 @@ def series_drawing(
     """Per-step curves of one metric (one polyline per run name) over its expected band / median / exact
     value, failing steps marked; one-line inline SVG.
 
-    x is the step, y the value. A band is shaded (a window band only over the first N steps
-    drawn, hatched), a median is a dashed line, an exact value a solid line (or a mark at its
-    step); presence has no value to draw. A non-finite value breaks its curve and is marked at
-    the plot's edge (NaN and infinity at the top, minus infinity at the bottom); a failing step
-    gets a ring with its own <title>, at the edge when its value is not finite or not logged.
-    Runs of more than MAX_POINTS steps are thinned (see `_thin`); failing steps are never
-    thinned away. Returns "" when no run has a step and no step fails.
+    x is the step, y the value. A band is shaded over the steps it covers (its first N steps,
+    its window, or every step; a window hatched), a median is a dashed line over its steps, an
+    exact value a solid line (or a cross at its step); presence has no value to draw. The y axis
+    labels the range's own numbers (a band's limits) beside round ticks, and never passes the
+    unit's natural domain. A non-finite value breaks its curve: infinity is marked at the top,
+    minus infinity at the bottom, NaN on the step axis; the first few are labelled. A failing
+    step gets a tick in a rug under the plot and a dot at its value (on the step axis when its
+    value is NaN or not logged), each with its own <title>; the worst few are labelled with
+    their step and value. A legend names the runs and each kind of mark drawn. Runs of more than
+    MAX_POINTS steps are thinned (see `_thin`); failing steps are never thinned away. Returns ""
+    when no run has a step and no step fails.
     """
     failing = failing or {}
     runs = {name: sorted((int(s), float(v)) for s, v in values.items()) for name, values in series.items()}
@@ -547,7 +596,9 @@ def series_drawing(
     steps += [int(s) for ss in failing.values() for s in ss]
     if not steps:
         return ""
-    finite = [v for e in expectations for v in kinds.numbers(e)]
+    # Band limits first: they win a tick over a median or exact value too close to them.
+    expected = sorted((v for e in expectations for v in kinds.numbers(e)), key=lambda v: v not in _limits(expectations))
+    finite: list[float] = []
     for pts in runs.values():
         values = [v for _, v in pts if math.isfinite(v)]
         finite += [min(values), max(values)] if values else []
@@ -563,49 +614,79 @@ def series_drawing(
     )
 
     top = 18.0 if unit else 8.0
-    y_axis = make_axis(finite or [0.0], top + _PLOT_H, top)
+    y_axis = make_axis(
+        finite or ([] if expected else [0.0]),
+        top + _PLOT_H,
+        top,
+        bounds=natural_domain(unit),
+        reach=False,
+        marked=expected,
+    )
     widest = max(_text_width(label, _TICK_FONT) for label in y_axis.labels)
     left, right = max(28.0, widest + 10), WIDTH - 12.0
     x_axis = make_axis(steps, left, right, integer=True)
     bottom = top + _PLOT_H
     parts: list[str] = []
+    keys: set[str] = set()
     if unit:
         parts.append(
-            f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>'
+            f'<text x="{_c(left)}" y="12" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>'
         )
     parts.append(_plot_ticks(x_axis, y_axis, left, right, top, bottom))
     all_steps = sorted({s for pts in runs.values() for s, _ in pts})
     for e, words in zip(expectations, said):
-        parts.append(_expected_mark(e, words, x_axis, y_axis, all_steps, uid))
+        mark = _expected_mark(e, words, x_axis, y_axis, all_steps, uid)
+        if mark:
+            keys.update(k for k in _legend_key(e) if k != "open")
+        parts.append(mark)
 
-    nonfinite_y = {"nan": top, "inf": top, "-inf": bottom}
+    nonfinite_y = {"nan": bottom, "inf": top, "-inf": bottom}
     legend: list[tuple[str, str, str]] = []
+    labels: list[tuple[float, float, str]] = []  # (x, y, words) of the few points labelled
     for i, (name, pts) in enumerate(runs.items()):
         colour, dash = _RUN_COLOURS[i % len(_RUN_COLOURS)], _RUN_DASHES[i % len(_RUN_DASHES)]
         legend.append((name, colour, dash))
-        parts.append(_run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit))
+        curve, odd = _run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit)
+        parts.append(curve)
+        for s, v in odd[:_LABELLED]:
+            labels.append((x_axis.at(s), nonfinite_y[repr(v)], f"{_value_words(v, unit)}, step {num(s)}"))
+        keys.update({"nan" if math.isnan(v) else "inf" for _, v in odd})
+    rug: list[str] = []
+    worst: list[tuple[float, float, float, str]] = []  # (how far outside, x, y, words)
     for name, bad in failing.items():
         logged = series.get(name, {})
         for s in sorted(set(bad)):
             v = float(logged[s]) if s in logged else None
             x = x_axis.at(s)
             y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
-            ring = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
+            shown = _value_words(v, unit) if v is not None else "not logged"
+            ring = f"{name}: step {num(s)}: {shown}, failing"
             value_attr = f' data-value="{v!r}"' if v is not None else ""
-            parts.append(
+            if v is None:  # not logged: a hollow mark on the step axis, labelled like a NaN
+                dot = f'<circle cx="{_c(x)}" cy="{_c(y)}" r="3.5" fill="none" stroke="{_EXACT}" stroke-width="2"/>'
+                keys.add("missing")
+                worst.append((math.inf, x, y, f"not logged, step {num(s)}"))
+            else:
+                dot = f'<circle cx="{_c(x)}" cy="{_c(y)}" r="2.5" fill="{_EXACT}"/>'
+                if math.isfinite(v):
+                    far = _outside(v, expectations)
+                    near = [n for e in expectations for n in kinds.numbers(e)]
+                    worst.append((far, x, y, f"step {num(s)}: {measured(v, near)}"))
+            rug.append(
                 f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
                 f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'
-                f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>'
+                f'<line class="mm-rug" x1="{_c(x)}" y1="{_c(bottom + 2)}" x2="{_c(x)}" y2="{_c(bottom + 2 + _RUG)}" '
+                f'stroke="{_EXACT}" stroke-width="1.5"/>{dot}</g>'
             )
+            keys.add("failing")
+    parts += rug
+    worst.sort(key=lambda w: -w[0])
+    labels += [(x, y, words) for _, x, y, words in worst[:_LABELLED]]
+    parts.append(_point_labels(labels, left, right, top, bottom))
 
-    height, legend_svg = _legend(legend, left, bottom + 44)
+    height, legend_svg = _legend(legend, left, bottom + 2 + _RUG + 44)
+    height, kinds_svg = _kinds_legend(keys, height + 2, uid, left)
     label = _esc(title)
-    defs = (
-        f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
-        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.12"/>'
-        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-opacity="0.5" stroke-width="2"/></pattern>'
-        f"</defs>"
-    )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-series" role="img" '
         f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
@@ -613,8 +694,36 @@ def series_drawing(
         f'data-axis-x-min="{x_axis.lo!r}" data-axis-x-max="{x_axis.hi!r}" '
         f'data-axis-y-min="{y_axis.lo!r}" data-axis-y-max="{y_axis.hi!r}" '
         f'data-x-start="{_c(left)}" data-x-end="{_c(right)}" data-y-start="{_c(bottom)}" data-y-end="{_c(top)}">'
-        f"<title>{label}</title>{defs}{''.join(parts)}{legend_svg}</svg>"
+        f"<title>{label}</title>{_defs(uid)}{''.join(parts)}{legend_svg}{kinds_svg}</svg>"
     )
+
+
+def _limits(expectations: Sequence[Expectation]) -> set[float]:
+    return {float(v) for e in expectations if isinstance(e, Band) for v in (e.min, e.max) if v is not None}
+
+
+def _point_labels(labels: list[tuple[float, float, str]], left: float, right: float, top: float, bottom: float) -> str:
+    """Words beside the few points that need them (the worst failing steps, NaN, not logged), inside the plot;
+    a label that would overlap one placed before moves a line down (neighbouring points stay readable)."""
+    out: list[str] = []
+    placed: list[tuple[float, float, float]] = []  # (x0, x1, baseline) of each label written
+    line = _TICK_FONT + 3
+    for x, y, words in labels:
+        width = _text_width(words, _TICK_FONT)
+        cx = min(max(x, left + width / 2 + 2), right - width / 2 - 2)
+        base = y - 7 if y - 7 - _TICK_FONT > top else y + _TICK_FONT + 5
+        base = min(max(base, top + _TICK_FONT + 2), bottom - 3)
+        x0, x1 = cx - width / 2, cx + width / 2
+        for _ in range(len(placed) + 1):
+            if all(x1 < a or x0 > b or abs(base - ly) >= line for a, b, ly in placed):
+                break
+            base = base + line if base + line <= bottom - 3 else base - line
+        placed.append((x0, x1, base))
+        out.append(
+            f'<text class="mm-label" x="{_c(cx)}" y="{_c(base)}" text-anchor="middle" font-size="{_TICK_FONT}" '
+            f'fill="currentColor">{_esc(words)}</text>'
+        )
+    return "".join(out)
 
 
 def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: float, bottom: float) -> str:
@@ -627,7 +736,7 @@ def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: floa
         out.append(
             f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
             f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
-            f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
+            f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + _RUG + 16)}" text-anchor="middle" '
             f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>'
         )
     for t, label in zip(y_axis.ticks, y_axis.labels):
@@ -639,7 +748,7 @@ def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: floa
             f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>'
         )
     out.append(
-        f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
+        f'<text x="{_c(right)}" y="{_c(bottom + _RUG + 30)}" text-anchor="end" font-size="{_TICK_FONT}" '
         f'fill="currentColor">step</text>'
     )
     return "".join(out)
@@ -652,9 +761,7 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
         case Band():
             y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
             y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
-            x_end = right
-            if e.window:  # the run's first N steps: up to the N-th step drawn
-                x_end = x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right
+            x0, x1 = _covered_x(e, x_axis, steps)
             attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (
                 f' data-max="{e.max!r}"' if e.max is not None else ""
             )
@@ -662,16 +769,18 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
             fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
             return (
                 f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
-                f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
-                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>'
+                f'data-x-min="{_c(x0)}" data-x-max="{_c(x1)}">{title}<rect x="{_c(x0)}" y="{_c(y_hi)}" '
+                f'width="{_c(max(x1 - x0, 1))}" height="{_c(max(y_lo - y_hi, 1))}" {fill} stroke="{_WINDOW if e.window else _BAND}"/></g>'
             )
         case Median():
             y = y_axis.at(e.value)
+            x0, x1 = _covered_x(e, x_axis, steps)
             return (
-                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
-                f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
-                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
-                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>'
+                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}" '
+                f'data-x-min="{_c(x0)}" data-x-max="{_c(x1)}">{title}'
+                f'<line x1="{_c(x0)}" y1="{_c(y)}" x2="{_c(max(x1, x0 + 1))}" y2="{_c(y)}" stroke="{_MEDIAN}" '
+                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(max(x1, left + 80) - 3)}" y="{_c(y - 4)}" '
+                f'text-anchor="end" font-size="{_TICK_FONT}" fill="currentColor">median {_esc(num(e.value))}</text></g>'
             )
         case Exact():
             y = y_axis.at(e.value)
@@ -695,6 +804,14 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
             assert_never(e)
 
 
+def _covered_x(e: Expectation, x_axis: Axis, steps: list[int]) -> tuple[float, float]:
+    """The x extent of the steps drawn that `e` covers (its first N, its window, or all of them)."""
+    covered, _ = kinds.covered_steps(e.span, steps)
+    if not covered:  # no step of the runs is covered: a sliver at the axis start
+        return x_axis.start, x_axis.start
+    return x_axis.at(covered[0]), x_axis.at(covered[-1])
+
+
 def _run_curve(
     name: str,
     pts: list[tuple[int, float]],
@@ -704,18 +821,21 @@ def _run_curve(
     y_axis: Axis,
     edge: Mapping[str, float],
     unit: str | None,
-) -> str:
+) -> tuple[str, list[tuple[int, float]]]:
+    """The run's curve, and its non-finite points (step, value) in step order (for labels)."""
     stroke = f'stroke="{colour}" stroke-width="1.6" fill="none"' + (f' stroke-dasharray="{dash}"' if dash else "")
     drawn = _thin(pts)
     segments: list[list[tuple[int, float]]] = [[]]
     marks: list[str] = []
+    odd: list[tuple[int, float]] = []
     for s, v in drawn:
         if math.isfinite(v):
             segments[-1].append((s, v))
             continue
         segments.append([])
+        odd.append((s, v))
         x, y = x_axis.at(s), edge[repr(v)]
-        if math.isnan(v):  # a square on the top edge
+        if math.isnan(v):  # a square on the step axis
             shape = f'<rect x="{_c(x - 3)}" y="{_c(y - 3)}" width="6" height="6" fill="{colour}"/>'
         else:  # a triangle pointing out of the plot, up or down
             tip = -6 if v > 0 else 6
@@ -742,7 +862,7 @@ def _run_curve(
     return (
         f'<g class="mm-run" data-run="{_esc(name)}" data-points="{len(pts)}" data-drawn="{len(drawn)}">'
         f"<title>{_esc(name)}</title>{''.join(lines)}{''.join(marks)}</g>"
-    )
+    ), odd
 
 
 def _legend(entries: list[tuple[str, str, str]], left: float, y: float) -> tuple[float, str]:
