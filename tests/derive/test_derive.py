@@ -75,7 +75,8 @@ def seeds(tmp_path: Path) -> tuple[Path, dict[str, Run], list[str]]:
     root = seeds_project(tmp_path / "manual")
     runs = {f"seed-{i}": seed_run(i) for i in (1, 2, 3)}
     paths = write_runs(tmp_path / "runs", runs)
-    return root, runs, [f"--run={name}={path}" for name, path in paths.items()]
+    # min and max: these tests compute the numbers on their own (the default method has its own test).
+    return root, runs, [f"--run={name}={path}" for name, path in paths.items()] + ["--method=minmax"]
 
 
 def _pooled(runs: dict[str, Run], key: str, first: int | None = None) -> list[float]:
@@ -152,23 +153,21 @@ def test_diff_touches_only_changed_numbers_and_sources(seeds) -> None:
 def test_dry_run_writes_nothing_and_prints_the_diff(seeds, tmp_path: Path) -> None:
     root, _, args = seeds
     files = snapshot(root)
-    result = run_cli("derive", "--profile", "seeds", *args, "--capture-to", "ranges/captures", cwd=root)
+    result = run_cli("derive", "--profile", "seeds", *args, "--capture-to", "captures", cwd=root)
     assert result.returncode == 0, result.stderr
     assert snapshot(root) == files
     assert f"--- a/{PROFILE}" in result.stdout and "+    - {kind: band, min: " in result.stdout
-    assert "path: ranges/captures/seed-1.jsonl" in result.stdout
+    assert "path: captures/seed-1.jsonl" in result.stdout
     assert "nothing written" in result.stdout
 
 
 def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_findings(seeds) -> None:
     root, runs, args = seeds
     assert (
-        run_cli(
-            "derive", "--profile", "seeds", *args, "--capture-to", "ranges/captures/seeds", "--write", cwd=root
-        ).returncode
+        run_cli("derive", "--profile", "seeds", *args, "--capture-to", "captures/seeds", "--write", cwd=root).returncode
         == 0
     )
-    assert sorted(p.name for p in (root / "ranges/captures/seeds").iterdir()) == [
+    assert sorted(p.name for p in (root / "captures/seeds").iterdir()) == [
         "seed-1.jsonl",
         "seed-2.jsonl",
         "seed-3.jsonl",
@@ -195,12 +194,12 @@ def test_write_build_check_then_a_changed_capture_and_a_tightened_range_are_find
 
     (root / PROFILE).write_text(text, "utf-8")
     assert run_cli("build", cwd=root).returncode == 0
-    capture = root / "ranges/captures/seeds/seed-2.jsonl"
+    capture = root / "captures/seeds/seed-2.jsonl"
     capture.write_text(capture.read_text("utf-8").replace("]]", "],[99,0.7]]", 1), "utf-8")
     changed = run_cli("check", cwd=root)
     assert changed.returncode == 1
     assert re.search(
-        rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seeds/seed-2.jsonl changed: its SHA-256 no longer matches",
+        rf"^{PROFILE}:\d+:\d+: error: capture captures/seeds/seed-2.jsonl changed: its SHA-256 no longer matches",
         changed.stdout,
         re.M,
     ), changed.stdout
@@ -225,7 +224,7 @@ def test_a_broken_invariant_is_reported_and_not_written(seeds, tmp_path: Path) -
 
 def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
     root, runs, args = seeds
-    capture = ("--capture-to", "ranges/captures")  # in the project, so check re-judges with the warm-up left out
+    capture = ("--capture-to", "captures")  # in the project, so check re-judges with the warm-up left out
     assert (
         run_cli(
             "derive",
@@ -277,41 +276,48 @@ def test_skip_first_drops_warm_up_steps_and_says_so(seeds) -> None:
     assert run_cli("build", cwd=root).returncode == 0
     checked = run_cli("check", cwd=root)
     assert checked.returncode == 0, checked.stdout  # check leaves the warm-up out too
-    # Derived again without a warm-up: the phrase and the record of it go.
-    assert (
-        run_cli(
-            "derive", "--profile", "seeds", *args, "--metric", "train/grad_norm", *capture, "--write", cwd=root
-        ).returncode
-        == 0
+    # Derived again without a warm-up: the phrase and the record of it go. The warm-up is the run's
+    # (its source's skip_first), so the reward band derived without its first steps now breaks on
+    # them: derive says so, as check will (exit 1), and does not leave it silent.
+    again_run = run_cli(
+        "derive", "--profile", "seeds", *args, "--metric", "train/grad_norm", *capture, "--write", cwd=root
     )
+    assert again_run.returncode == 1
+    broken = again_run.stdout.split("(check reports these):\n", 1)[1].split("\n---", 1)[0]
+    assert re.match(r"  rollout/raw_reward \[0\] .*: run 'seed-\d' gives fail: ", broken), again_run.stdout
+    assert "train/grad_norm" not in broken
+    assert run_cli("build", cwd=root).returncode == 0
+    assert "rollout/raw_reward" in run_cli("check", cwd=root).stdout
     again = load_manual(root).profile("seeds")
     assert again.expectations["train/grad_norm"][0].condition is None and again.sources["seed-1"].skip_first is None
     assert again.expectations["train/grad_norm"][1].condition == "in the first steps"
 
 
-@pytest.mark.parametrize("method", ["percentile:5,95", "sigma:2"])
+@pytest.mark.parametrize("method", ["percentile:5,95", "sigma:2", "margin:0.5"])
 def test_methods_write_their_envelope_rounded_outward(seeds, method: str) -> None:
     root, runs, args = seeds
-    assert (
-        run_cli(
-            "derive",
-            "--profile",
-            "seeds",
-            *args,
-            "--method",
-            method,
-            "--metric",
-            "rollout/raw_reward",
-            "--digits",
-            "4",
-            "--write",
-            cwd=root,
-        ).returncode
-        == 0
+    result = run_cli(
+        "derive",
+        "--profile",
+        "seeds",
+        *args,
+        "--method",
+        method,
+        "--metric",
+        "rollout/raw_reward",
+        "--digits",
+        "4",
+        "--write",
+        cwd=root,
     )
-    lo, hi = Method.parse(method).envelope(_pooled(runs, "rollout/raw_reward"))
+    values = _pooled(runs, "rollout/raw_reward")
+    lo, hi = Method.parse(method).envelope(values)
     band = load_manual(root).profile("seeds").expectations["rollout/raw_reward"][0]
     assert (band.min, band.max) == (_outward(lo, 4, False), _outward(hi, 4, True))
+    # An envelope that leaves values out is broken by its own runs: derive says so and exits 1.
+    outside = [v for v in values if not band.contains(v)]
+    assert result.returncode == (1 if outside else 0), result.stdout
+    assert ("rollout/raw_reward [0]" in result.stdout.partition("(check reports these)")[2]) == bool(outside)
 
 
 @pytest.mark.parametrize(
@@ -380,15 +386,15 @@ def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_pa
         "seeds",
         f"--run=seed-1={paths['seed-1']}",
         "--capture-to",
-        "ranges/captures",
+        "captures",
         "--write",
         cwd=root,
     )
     assert result.returncode == 1  # the NaN keeps grad_norm from being derived
-    text = (root / "ranges/captures/seed-1.jsonl").read_text("utf-8")
+    text = (root / "captures/seed-1.jsonl").read_text("utf-8")
     assert '"NaN"' in text and '"-Infinity"' in text and "custom/" not in text
     assert all(line.startswith('{"metric":"') for line in text.splitlines())
-    back = read_run([root / "ranges/captures/seed-1.jsonl"], load_manual(root).catalog)
+    back = read_run([root / "captures/seed-1.jsonl"], load_manual(root).catalog)
     assert back.formats == ["ci-history"] and back.problems == []
     assert set(back.series) == set(run.series) - {"custom/not_in_catalog"}
     for key, series in back.series.items():
@@ -408,6 +414,7 @@ def test_proposals_cover_the_setup_steps_of_longer_runs(seeds, tmp_path: Path) -
         "derive",
         "--profile",
         "seeds",
+        "--method=minmax",
         *(f"--run={n}={p}" for n, p in paths.items()),
         "--metric",
         "rollout/response_lengths",
@@ -444,19 +451,19 @@ def test_check_judges_only_captures_inside_the_project(seeds, tmp_path: Path) ->
             "seeds",
             *(f"--run={n}={p}" for n, p in paths.items()),
             "--capture-to",
-            "ranges/captures",
+            "captures",
             "--write",
             cwd=root,
         ).returncode
         == 0
     )
     assert run_cli("build", cwd=root).returncode == 0
-    (root / "ranges/captures/seed-3.jsonl").unlink()
+    (root / "captures/seed-3.jsonl").unlink()
     missing = run_cli("check", cwd=root)
     assert missing.returncode == 1
-    assert re.search(
-        rf"^{PROFILE}:\d+:\d+: error: capture ranges/captures/seed-3.jsonl is missing", missing.stdout, re.M
-    ), missing.stdout
+    assert re.search(rf"^{PROFILE}:\d+:\d+: error: capture captures/seed-3.jsonl is missing", missing.stdout, re.M), (
+        missing.stdout
+    )
 
 
 def test_runs_in_other_forms_give_the_same_ranges(seeds, tmp_path: Path) -> None:

@@ -69,7 +69,9 @@ def test_unchanged_load_and_dump_is_byte_for_byte(name: str) -> None:
 @pytest.mark.parametrize("name", ["seeds", "tiny", "catalog", "offset-zero"])
 def test_ruamel_itself_reproduces_the_usual_layouts(name: str) -> None:
     # Not only through the line merge: ruamel's own dump keeps comments, styles and quotes.
-    assert ProfileFile(FIXTURES[name], name).base == FIXTURES[name]
+    # (The comments and blank lines that end the file are kept aside, to stay last.)
+    edit = ProfileFile(FIXTURES[name], name)
+    assert edit.base + edit.tail == FIXTURES[name]
 
 
 def _files_under_ranges() -> list[Path]:
@@ -136,7 +138,7 @@ def test_new_entries_follow_the_file_indentation_and_keep_its_end() -> None:
 
 
 def test_an_unreadable_file_is_a_finding() -> None:
-    with pytest.raises(SourceError, match=r"p:1:1: error: cannot read for editing"):
+    with pytest.raises(SourceError, match=r"p:2:1: error: cannot read for editing"):  # where ruamel stopped
         ProfileFile("a: [1, 2\n", "p")
 
 
@@ -146,3 +148,61 @@ def test_numbers_read_back_the_same_in_yaml_1_1(value: float) -> None:
     text = Number(value).yaml_text()
     assert yaml.safe_load(f"x: {text}")["x"] == value  # PyYAML, the reader of ranges/, is YAML 1.1
     assert math.copysign(1, float(text)) == math.copysign(1, value)
+
+
+# What a maintainer's editor leaves: each edit changes its own lines and keeps every other byte.
+EDGE_CASES = {
+    "flow mapping over two lines": (
+        "id: x\nsetup: {framework: Miles,\n  steps: 4}\nexpectations:\n  a/b:\n    - {kind: band, min: 0.5, max: 0.9}\n"
+        "  c/d:\n    - kind: band\n      min: 1\n      max: 2\n"
+    ),
+    "CR-only line ends": (
+        "id: x\rexpectations:\r  a/b:\r    - {kind: band, min: 0.5, max: 0.9}\r  c/d:\r    - kind: band\r"
+        "      min: 1\r      max: 2\r"
+    ),
+    "CRLF line ends": (
+        "id: x\r\nexpectations:\r\n  a/b:\r\n    - {kind: band, min: 0.5, max: 0.9}\r\n  c/d:\r\n"
+        "    - kind: band\r\n      min: 1\r\n      max: 2\r\n"
+    ),
+    "final comment without a newline": (
+        "id: x\nexpectations:\n  a/b:\n    - {kind: band, min: 0.5, max: 0.9}\n  c/d:\n    - kind: band\n"
+        "      min: 1\n      max: 2\n# the end"
+    ),
+    "tab before a comment": (
+        "id: x\nexpectations:\n  a/b:\n    - {kind: band, min: 0.5, max: 0.9}\t# tabbed\n  c/d:\n"
+        "    - kind: band\t\t# two tabs\n      min: 1\n      max: 2\n  e/f: [{kind: exact, value: 0, at: every_step, "
+        'condition: "a\t# not a comment"}]\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+def test_edits_keep_every_untouched_byte(name: str) -> None:
+    text = EDGE_CASES[name]
+    eol = "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
+    assert ProfileFile(text, name).text() == text
+    edit = ProfileFile(text, name)
+    edit.set_expectation("c/d", 0, {"min": 1.5})  # one number in a block mapping
+    edit.set_expectation("a/b", 1, {"kind": "band", "min": 3, "max": 4})  # a new entry in a list
+    edit.set_expectation("g/h", 0, {"kind": "band", "min": 5, "max": 6})  # a new key at the end
+    after = edit.text()
+    old_lines, new_lines = text.split(eol), after.split(eol)
+    removed = [line for line in old_lines if line not in new_lines]
+    assert removed == ["      min: 1"], removed  # the one changed line; every other line is kept as it was
+    added = [line for line in new_lines if line not in old_lines]
+    assert added == [
+        "    - {kind: band, min: 3, max: 4}",
+        "      min: 1.5",
+        "  g/h:",
+        "    - {kind: band, min: 5, max: 6}",
+    ], added
+    assert [line for line in new_lines if line in old_lines] == [line for line in old_lines if line in new_lines]
+    if eol != "\n":
+        assert after.replace(eol, "").count("\n") == 0 and after.count(eol) == text.count(eol) + 3
+    if name.startswith("final comment"):
+        assert after.endswith("\n# the end")
+    # libyaml, the reader of ranges/ (the pure-Python scanner refuses a tab before a comment)
+    data = yaml.load(after.replace("\r\n", "\n").replace("\r", "\n"), Loader=yaml.CSafeLoader)
+    assert data["expectations"]["c/d"][0]["min"] == 1.5 and data["expectations"]["g/h"][0]["max"] == 6
+    if "e/f" in data["expectations"]:
+        assert data["expectations"]["e/f"][0]["condition"] == "a\t# not a comment"

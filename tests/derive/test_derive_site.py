@@ -25,7 +25,7 @@ RUNS = ("seed-1", "seed-2", "seed-3")
 
 @pytest.fixture(scope="module")
 def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project whose profile was derived from three runs captured into ranges/captures/."""
+    """A project whose profile was derived from three runs captured into captures/."""
     tmp = tmp_path_factory.mktemp("curves")
     root = seeds_project(tmp / "manual")
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
@@ -40,7 +40,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "seeds",
         *(f"--run={n}={p}" for n, p in paths.items()),
         "--capture-to",
-        "ranges/captures/seeds",
+        "captures/seeds",
         "--write",
         cwd=root,
     )

@@ -330,3 +330,87 @@ def test_a_deeply_nested_manifest_is_a_warning_not_a_traceback(tiny: Path) -> No
     result = run_cli("build", "--root", str(tiny))
     assert result.returncode == 0, result.stderr
     assert "docs/.generated.json:1:1: warning: not valid JSON" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_tampered_manifest_naming_a_hand_written_page_with_its_digest_deletes_nothing(tiny: Path) -> None:
+    build(tiny)
+    pages = {"docs/hand.md": "# mine\n", "docs/stylesheets/extra.css": "a {}\n", "docs/reference/../index.md": ""}
+    for rel, text in pages.items():
+        if text:
+            (tiny / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tiny / rel).write_text(text, "utf-8")
+    manifest = json.loads((tiny / files_mod.MANIFEST).read_text("utf-8"))
+    # Each with its own digest: what a pull request can forge to get it deleted as a stray.
+    forged = {rel: files_mod.digest(text) for rel, text in pages.items() if text}
+    (tiny / files_mod.MANIFEST).write_text(json.dumps({**manifest, **forged}), "utf-8")
+    result = run_cli("build", "--root", str(tiny))
+    assert result.returncode == 0, result.stderr
+    for rel in forged:
+        assert (tiny / rel).read_text("utf-8") == pages[rel]
+        assert f"entry '{rel}' is ignored: outside the folders build generates" in result.stderr
+    # The folders come from what build generates: a stray of its own inside them still goes.
+    folders = files_mod.generated_folders(generate(tiny)[1])
+    assert folders == {f"docs/{p.name}/" for p in (tiny / "docs").iterdir() if p.is_dir() and p.name != "stylesheets"}
+    (tiny / "docs/reference/old.md").write_text("old\n", "utf-8")
+    manifest = json.loads((tiny / files_mod.MANIFEST).read_text("utf-8"))
+    (tiny / files_mod.MANIFEST).write_text(json.dumps({**manifest, "docs/reference/old.md": files_mod.digest("old\n")}))
+    assert "removed stray docs/reference/old.md" in build(tiny).stdout
+
+
+def _pending_switch(root: Path) -> str:
+    """A switch that a killed build committed to (its journal written) and never finished."""
+    build(root)
+    rel = "docs/reference/settled.md"
+    staged = root / files_mod.STAGING / rel
+    staged.parent.mkdir(parents=True)
+    staged.write_text("new\n", "utf-8")
+    (root / files_mod.JOURNAL).write_text(json.dumps({"write": [rel], "remove": []}), "utf-8")
+    return rel
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate"],
+        ["export", "--profile", "tiny"],
+        ["judge", "--profile", "tiny", "run.jsonl"],
+        ["derive", "--profile", "tiny", "--run", "r=run.jsonl"],
+        ["check"],
+        ["build"],
+        ["plugin"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_every_command_finishes_a_pending_switch_first(tiny: Path, command: list[str]) -> None:
+    rel = _pending_switch(tiny)
+    (tiny / "run.jsonl").write_text('{"metric": "train/grad_norm", "series": [[0, 1.0]]}\n', "utf-8")
+    if command == ["plugin"]:
+        from types import SimpleNamespace
+
+        from metrics_manual.site.plugin import MetricsManualPlugin
+
+        MetricsManualPlugin().on_config(SimpleNamespace(config_file_path=str(tiny / "mkdocs.yml")))  # type: ignore[arg-type]
+    else:
+        run_cli(*command, cwd=tiny)
+    assert (tiny / rel).read_text("utf-8") == "new\n"
+    assert not (tiny / files_mod.JOURNAL).exists() and not (tiny / files_mod.STAGING).exists()
+
+
+def test_a_forged_journal_naming_a_hand_written_page_deletes_nothing(tiny: Path) -> None:
+    """A journal that arrived with the files (a pull request) names pages to remove: only a file that
+    the build itself saved before switching (a hard link in staging) is ever removed."""
+    build(tiny)
+    page = tiny / "docs/index.md"
+    page.write_text("# Hand-written\n", "utf-8")
+    stray = "docs/reference/old.md"
+    (tiny / stray).write_text("old\n", "utf-8")
+    saved = tiny / files_mod.STAGING / files_mod.OLD
+    (saved / "docs").mkdir(parents=True)
+    (saved / "docs/index.md").write_text("# Hand-written\n", "utf-8")  # a copy, as a checkout makes it
+    (saved / "docs/reference").mkdir()
+    os.link(tiny / stray, saved / stray)  # what apply does before a switch
+    (tiny / files_mod.JOURNAL).write_text(json.dumps({"write": [], "remove": ["docs/index.md", stray]}), "utf-8")
+    assert run_cli("validate", cwd=tiny).returncode == 0
+    assert page.read_text("utf-8") == "# Hand-written\n"
+    assert not (tiny / stray).exists()
+    assert not (tiny / files_mod.JOURNAL).exists() and not (tiny / files_mod.STAGING).exists()

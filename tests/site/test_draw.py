@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import Expectation
 from metrics_manual.site.draw import MAX_POINTS, make_axis, nice_ticks, range_drawing, series_drawing
@@ -194,23 +195,23 @@ def test_any_numbers_get_an_axis_that_holds_them(values: list[float]) -> None:
     assert len({num(t) for t in axis.ticks}) == len(axis.ticks)
 
 
-# (unit, numbers drawn, the values the axis must reach, the side it must not pass)
+# (domain, numbers drawn, the values the axis must reach, the side it must not pass)
 DOMAIN_CASES = {
     "a fraction spans 0 to 1": ("fraction", [0.02, 0.43], (0.0, 1.0)),
     "a fraction at 0 stays in 0 to 1": ("fraction", [0.0], (0.0, 1.0)),
-    "a time starts at 0": ("s", [12.5, 14.0], (0.0, None)),
-    "tokens start at 0": ("tokens", [396, 787], (0.0, None)),
+    "a time starts at 0": ("non-negative", [12.5, 14.0], (0.0, None)),
+    "a count starts at 0": ("non-negative", [396, 787], (0.0, None)),
 }
 
 
 @pytest.mark.parametrize("case", DOMAIN_CASES.values(), ids=DOMAIN_CASES.keys())
-def test_the_axis_reaches_the_natural_domain_of_the_unit_and_never_passes_it(case) -> None:
-    unit, values, (lo_bound, hi_bound) = case
+def test_the_axis_reaches_the_domain_and_never_passes_it(case) -> None:
+    domain, values, (lo_bound, hi_bound) = case
     rows = [
         ("P", exp(kind="band", min=min(values), max=max(values))),
         ("P", exp(kind="median", value=values[0], steps=4)),
     ]
-    root = parse(range_drawing(rows, unit))
+    root = parse(range_drawing(rows, "u", bounds(domain)))
     lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
     assert lo == lo_bound
     assert hi == hi_bound if hi_bound is not None else hi > max(values)

@@ -8,6 +8,7 @@ live elsewhere (the lab's) cannot be re-judged; their pages say so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from metrics_manual.diagnostics.finding import Finding, ManualError
@@ -24,27 +25,38 @@ from metrics_manual.source.reader import read_document
 def verdicts(export: ProfileExport, run: Run, skip_first: int) -> dict[tuple[str, int], Result]:
     """(metric, expectation index) -> the judge's result for one run.
 
-    The first `skip_first` steps (warm-up) are excluded from every expectation but a window,
-    which covers exactly those first steps.
+    The run's first `skip_first` steps (`Run.first_steps`: of each metric's step key, the
+    warm-up) are excluded from every expectation but a window, which covers exactly those
+    first steps. `derive` calls this too, so the two hold a range against the same steps.
     """
-    results = {(r.metric, r.expectation): r for r in judge(export, run).results}
-    if skip_first:
-        warm_up = {s for sk in set(run.step_keys.values()) for s in run.reached(sk)[:skip_first]}
-        windows = {
-            (k, i)
-            for m in export.metrics
-            for k in (m.members or [m.key])
-            for i, e in enumerate(m.expectations)
-            if keeps_warm_up(e.span)
-        }
-        results.update(
-            {
-                (r.metric, r.expectation): r
-                for r in judge(export, run, exclude_steps=warm_up).results
-                if (r.metric, r.expectation) not in windows
-            }
-        )
+    windows = {
+        (k, i)
+        for m in export.metrics
+        for k in (m.members or [m.key])
+        for i, e in enumerate(m.expectations)
+        if keeps_warm_up(e.span)
+    }
+    plain = judge(export, run).results
+    if not skip_first:
+        return {(r.metric, r.expectation): r for r in plain}
+    results = {(r.metric, r.expectation): r for r in plain if (r.metric, r.expectation) in windows}
+    # One judgement per distinct warm-up: the metrics of one step key share theirs.
+    by_warm_up: dict[tuple[int, ...], set[str]] = {}
+    for m in export.metrics:
+        for k in m.members or [m.key]:
+            by_warm_up.setdefault(tuple(run.first_steps(k, skip_first)), set()).add(k)
+    for warm_up, keys in by_warm_up.items():
+        for r in judge(export, run, exclude_steps=warm_up).results:
+            if r.metric in keys and (r.metric, r.expectation) not in windows:
+                results[(r.metric, r.expectation)] = r
     return results
+
+
+def held_against(expectation_sources: list[str], captured: Iterable[str]) -> list[str]:
+    """The captures an expectation is re-judged on: those it names, or all of them when it names
+    none (the schema's "none means all of them")."""
+    captured = list(captured)
+    return [sid for sid in expectation_sources if sid in captured] if expectation_sources else captured
 
 
 def rejudge(root: Path, manual: Manual) -> list[Finding]:
@@ -90,7 +102,7 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
         }
         for key, expectations in profile.expectations.items():
             for i, e in enumerate(expectations):
-                for sid in e.sources:
+                for sid in held_against(e.sources, pinned):
                     r = judged.get(sid, {}).get((key, i))
                     if r is not None and r.verdict != "pass":
                         out.append(

@@ -12,12 +12,23 @@ import click
 
 from metrics_manual.diagnostics.finding import FORMATS as FINDING_FORMATS
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError, report
+from metrics_manual.disk.files import settle
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
 
 
 def find_root(value: str | None) -> Path:
-    """--root DIR, else the nearest folder upwards from here that holds ranges/ (as git finds .git)."""
+    """--root DIR, else the nearest folder upwards from here that holds ranges/ (as git finds .git).
+
+    Every command finds its project here, so this is also where a switch that a killed build
+    left pending is finished (or undone) before the command reads anything (`files.settle`).
+    """
+    root = _find(value)
+    settle(root)
+    return root
+
+
+def _find(value: str | None) -> Path:
     if value:
         root = Path(value).resolve()
         if not (root / "ranges").is_dir():

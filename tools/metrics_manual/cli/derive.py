@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
 import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from metrics_manual.build import exported_profile
+from metrics_manual.check.rejudge import held_against, verdicts
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root
 from metrics_manual.derive.profile_edit import ProfileFile
-from metrics_manual.derive.stats import Derivation, Method, Options, derive
+from metrics_manual.derive.stats import DEFAULT_METHOD, Derivation, Method, Options, derive
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
-from metrics_manual.disk.files import write_file
+from metrics_manual.disk.files import locked, symlink_on_the_way, write_real_file
+from metrics_manual.exports.formats import export_document
+from metrics_manual.judge.rules import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
-from metrics_manual.model.schema import Catalog, Expectation, Profile, ProfileExport
+from metrics_manual.model.schema import EXPECTATION, Catalog, Expectation, Profile, ProfileExport
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.runs.capture import capture_text, sha256_of
 from metrics_manual.runs.series import Run
@@ -102,6 +107,43 @@ def validate_edit(root: Path, file: Path, text: str) -> Manual:
         return load_manual(Path(tmp))
 
 
+CAPTURES = "captures"  # default folder of a profile's captures: captures/<profile id>/
+
+
+def capture_folder(root: Path, given: str | None, profile_id: str, runs: list[RunArg]) -> Path | None:
+    """Where the runs' captures go: --capture-to, else captures/<profile>/ when a run lies inside the
+    project (check re-judges every capture in the project, and reads only compact captures), else
+    nowhere (the runs are recorded where they are, with their SHA-256).
+
+    Never inside ranges/, which holds only the source that validate reads.
+    """
+    if given is None:
+        inside = [r for r in runs if Path(os.path.abspath(r.path)).is_relative_to(root)]
+        if not inside:
+            return None
+        folder = root / CAPTURES / profile_id
+        click.echo(
+            f"run {inside[0].name} lies inside the project: its capture goes to {_shown(folder, root)}/ "
+            "(pass --capture-to to choose the folder)",
+            err=True,
+        )
+        return folder
+    folder = Path(os.path.abspath(given))  # not resolved: a symlink on the way is refused, not followed
+    for real in (folder, folder.resolve()):
+        if real.is_relative_to(root / "ranges") or real.is_relative_to(root.resolve() / "ranges"):
+            raise UsageError(
+                f"--capture-to {given}: inside ranges/, which holds only the source (catalog.yaml and "
+                f"profiles/); put captures elsewhere, e.g. --capture-to {CAPTURES}/{profile_id}"
+            )
+    if folder.is_relative_to(root):
+        link = symlink_on_the_way(root, folder)
+        if link is not None:
+            raise UsageError(
+                f"--capture-to {given}: {link.relative_to(root).as_posix()} is a symlink; captures are written only to real folders"
+            )
+    return folder
+
+
 @dataclass
 class Plan:
     derivation: Derivation
@@ -109,6 +151,72 @@ class Plan:
     old_text: str
     new_text: str
     captures: dict[Path, str]
+    broken: list[str]  # what check will report on these runs once the edit is written
+    left_out: list[str]  # the leave-one-out check, one line per run
+
+
+def applied(export: ProfileExport, derivation: Derivation, run_ids: list[str]) -> ProfileExport:
+    """The profile as the judge reads it, with the derived values in place (in memory)."""
+    by_key: dict[str, dict[int, dict[str, Any]]] = {}
+    for o in derivation.outcomes:
+        if o.values is not None and not o.problems:
+            by_key.setdefault(o.key, {})[o.index] = dict(o.values, sources=run_ids)
+    metrics = []
+    for m in export.metrics:
+        changes = by_key.get(m.key, {})
+        if not changes:
+            metrics.append(m)
+            continue
+        items: list[Any] = list(m.expectations)
+        for i, values in sorted(changes.items()):
+            old = items[i].model_dump(exclude_none=True) if i < len(items) else {}
+            new = {k: v for k, v in {**old, **values}.items() if v is not None}
+            if i < len(items):
+                items[i] = type(items[i]).model_validate(new)
+            else:
+                items.append(EXPECTATION.validate_python(new))
+        metrics.append(m.model_copy(update={"expectations": items}))
+    return export.model_copy(update={"metrics": metrics})
+
+
+Broken = tuple[str, int, str, Result]  # metric key, expectation index, run name, the judge's result
+
+
+def _failures(export: ProfileExport, runs: dict[str, Run], skip_first: int, every: bool = False) -> list[Broken]:
+    """Each expectation a run breaks, judged as check judges its captures (`rejudge.verdicts`,
+    every expectation that names the run or names no source; `every`: whatever it names)."""
+    judged = {name: verdicts(export, run, skip_first) for name, run in runs.items()}
+    out = []
+    for m in export.metrics:
+        for key in m.members or [m.key]:
+            for i, e in enumerate(m.expectations):
+                for name in runs if every else held_against(e.sources, runs):
+                    r = judged[name].get((key, i))
+                    if r is not None and r.verdict != "pass":
+                        out.append((key, i, name, r))
+    return out
+
+
+def _line(b: Broken) -> str:
+    key, i, name, r = b
+    return f"{key} [{i}] {r.expected}: run {name!r} gives {r.verdict}: {r.reason}"
+
+
+def leave_one_out(
+    manual: Manual, profile: Profile, export: ProfileExport, runs: dict[str, Run], options: Options
+) -> list[str]:
+    """For each run: derive from all the others, judge it on the ranges they give; lines to print."""
+    lines = []
+    for name, run in runs.items():
+        others = {n: r for n, r in runs.items() if n != name}
+        derivation = derive(manual, profile, others, options, export)
+        derived = {(o.key, o.index) for o in derivation.outcomes if o.values is not None and not o.problems}
+        held = applied(export, derivation, list(others))
+        broken = [b for b in _failures(held, {name: run}, options.skip_first, every=True) if (b[0], b[1]) in derived]
+        head = f"  {name}, judged on the ranges of {', '.join(others)}:"
+        lines.append(f"{head} pass" if not broken else f"{head} would fail {len(broken)}")
+        lines += [f"    {_line(b)}" for b in broken]
+    return lines
 
 
 def plan(
@@ -181,8 +289,12 @@ def plan(
                 values["condition"] = condition  # None removes it
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
-    validate_edit(root, file, new)
-    return Plan(result, file, old, new, captures)
+    edited = validate_edit(root, file, new)
+    # Judged as check will judge these runs once the edit is written: the two agree by construction.
+    after = export_document(edited, edited.profile(profile.id), None)
+    broken = [_line(b) for b in _failures(after, loaded, options.skip_first)]
+    left_out = leave_one_out(manual, profile, export, loaded, options) if len(loaded) >= 3 else []
+    return Plan(result, file, old, new, captures, broken, left_out)
 
 
 def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
@@ -196,6 +308,14 @@ def report(p: Plan) -> None:
         click.echo(f"{head}: {o.summary}" if o.summary else head)
         for problem in o.problems:
             click.echo(f"  {'violation' if o.violation else 'not derived'}: {problem}")
+    if p.left_out:
+        click.echo("leave-one-out: would the next run of this setup pass? each run against the others' ranges")
+        for line in p.left_out:
+            click.echo(line)
+    if p.broken:
+        click.echo(f"the runs break {len(p.broken)} expectation(s) of the edited profile (check reports these):")
+        for line in p.broken:
+            click.echo(f"  {line}")
 
 
 @click.command("derive", short_help="Compute a profile's ranges from runs.")
@@ -212,12 +332,20 @@ def report(p: Plan) -> None:
 @click.option(
     "--skip-first", type=click.IntRange(min=0), default=0, show_default=True, help="Warm-up steps to leave out."
 )
-@click.option("--method", default="minmax", show_default=True, help="minmax, percentile:5,95 or sigma:3.")
+@click.option(
+    "--method",
+    default=DEFAULT_METHOD,
+    show_default=True,
+    help="margin:F (min and max widened by F times their distance), minmax, percentile:5,95 or sigma:3.",
+)
 @click.option(
     "--digits", type=click.IntRange(1, 15), default=3, show_default=True, help="Significant digits, rounded outward."
 )
 @click.option(
-    "--capture-to", type=click.Path(file_okay=False), default=None, help="Write compact captures of the runs here."
+    "--capture-to",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write compact captures of the runs here (default for runs inside the project: captures/PROFILE/).",
 )
 @click.option("--code-commit", default=None, help="The Miles commit the runs were made with.")
 @click.option("--write", is_flag=True, help="Edit the profile file in place (default: print the diff).")
@@ -233,24 +361,38 @@ def derive_command(
     code_commit: str | None,
     write: bool,
 ) -> None:
-    """Compute a profile's ranges from runs; print the diff, or --write it into ranges/."""
+    """Compute a profile's ranges from runs; print the diff, or --write it into ranges/.
+
+    Runs inside the project are captured (compact, to captures/PROFILE/ unless --capture-to
+    says where), so `check` re-judges the ranges on them. Takes the project's lock, as build does.
+    """
     try:
         project = find_root(root)
-        manual, export = exported_profile(project, profile_id)
-        if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
-            raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
-        options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
-        p = plan(
-            project,
-            manual,
-            export,
-            parse_runs(runs),
-            options,
-            Path(capture_to).resolve() if capture_to else None,
-            code_commit,
-        )
+        with locked(project):
+            _derive(project, profile_id, runs, metrics, skip_first, method, digits, capture_to, code_commit, write)
     except ManualError as err:
         fail(err, wrote_nothing=True)
+
+
+def _derive(
+    project: Path,
+    profile_id: str,
+    runs: tuple[str, ...],
+    metrics: tuple[str, ...],
+    skip_first: int,
+    method: str,
+    digits: int,
+    capture_to: str | None,
+    code_commit: str | None,
+    write: bool,
+) -> None:
+    manual, export = exported_profile(project, profile_id)
+    if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
+        raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
+    options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
+    run_args = parse_runs(runs)
+    folder = capture_folder(project, capture_to, profile_id, run_args)
+    p = plan(project, manual, export, run_args, options, folder, code_commit)
     report(p)
     rel = p.profile_file.relative_to(project).as_posix()
     diff = "".join(
@@ -260,17 +402,14 @@ def derive_command(
     if write:
         try:
             for target, text in p.captures.items():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                write_file(target, text)
+                write_real_file(project if target.is_relative_to(project) else target.parent, target, text)
                 click.echo(f"wrote {_shown(target, project)}")
             if diff:
-                write_file(p.profile_file, p.new_text)
+                write_real_file(project, p.profile_file, p.new_text)
                 click.echo(f"wrote {rel}; run `metrics-manual build` to regenerate the pages and exports")
-        except OSError as exc:
-            fail(UsageError(f"cannot write {exc.filename}: {exc.strerror}"))
         except ManualError as err:
             fail(err)
     elif diff or p.captures:
         click.echo("dry run: nothing written; pass --write to apply")
-    if p.derivation.violations or any(o.problems for o in p.derivation.outcomes):
+    if p.broken or p.derivation.violations or any(o.problems for o in p.derivation.outcomes):
         sys.exit(EXIT_DRIFT)

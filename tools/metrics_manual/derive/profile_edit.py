@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import io
 import itertools
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -106,6 +107,52 @@ def merge(original: str, base: str, edited: str) -> str:
     return "".join(lines)
 
 
+_TAB_COMMENT = re.compile(r"[ \t]*\t[ \t]*(?=#)")
+
+
+def untab_comments(text: str) -> str:
+    """The text with each tab in the blanks before a comment made a space (same length, same lines).
+
+    A `#` starts a comment only outside quotes and after a blank; a line is scanned for that
+    `#`, so a tab inside a quoted scalar stays.
+    """
+    if "\t" not in text:
+        return text
+    out = []
+    for line in text.splitlines(keepends=True):
+        at = _comment_start(line)
+        if at is not None and "\t" in line[:at]:
+            m = _TAB_COMMENT.search(line, 0, at + 1)
+            while m is not None and m.end() != at:
+                m = _TAB_COMMENT.search(line, m.end(), at + 1)
+            if m is not None:
+                line = line[: m.start()] + " " * (m.end() - m.start()) + line[m.end() :]
+        out.append(line)
+    return "".join(out)
+
+
+def _comment_start(line: str) -> int | None:
+    quote = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote == '"' and c == "\\":
+            i += 2
+            continue
+        if quote is not None:
+            if c == quote:
+                if quote == "'" and line[i + 1 : i + 2] == "'":
+                    i += 2
+                    continue
+                quote = None
+        elif c in "\"'" and (i == 0 or line[i - 1] in " \t[{,:-"):
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return i
+        i += 1
+    return None
+
+
 def flow_map(values: dict[str, Any]) -> CommentedMap:
     m = CommentedMap(values)
     m.fa.set_flow_style()
@@ -166,22 +213,43 @@ class ProfileFile:
 
     def __init__(self, text: str, display: str) -> None:
         self.display = display
-        self.crlf = "\r\n" in text  # ruamel reads \r\n as \n; edited lines get the file's line ends back
-        text = text.replace("\r\n", "\n") if self.crlf else text
+        # ruamel reads \r\n and a lone \r as \n: edited lines get the file's line ends back.
+        self.eol = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+        text = (
+            text.replace("\r\n", "\n") if self.eol == "\r\n" else text.replace("\r", "\n") if self.eol == "\r" else text
+        )
+        # A last line without a newline (a final comment): an entry appended after it would be glued to it.
+        self.final_newline = not text or text.endswith("\n")
+        text = text if self.final_newline else text + "\n"
+        # The comments and blank lines that end the file stay at its end, whatever is appended:
+        # ruamel would attach them to the last entry and leave them above a new one.
+        lines = text.splitlines(keepends=True)
+        end = len(lines)
+        while end > 0 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+        text, self.tail = "".join(lines[:end]), "".join(lines[end:])
         self.original = text
+        readable = untab_comments(text)  # ruamel refuses a tab before a comment; YAML allows it
         try:
-            data = _yaml(_INDENTS[0]).load(text)
+            data = _yaml(_INDENTS[0]).load(readable)
         except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
-            raise SourceError([Finding(display, 1, 1, f"cannot read for editing: {exc.__class__.__name__}")]) from None
+            mark = getattr(exc, "problem_mark", None)
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+            raise SourceError(
+                [Finding(display, line, col, f"cannot read for editing: {exc.__class__.__name__}")]
+            ) from None
         if not isinstance(data, CommentedMap):
             raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
         self.data = data
-        # The indentation whose dump is closest to the file; new entries are written with it.
+        # The indentation whose dump is closest to the file; new entries are written with it. Lines
+        # are matched, not zipped: a flow mapping over two lines would shift every later line.
         best: tuple[int, YAML, str] | None = None
+        lines = readable.splitlines()
         for indent in _INDENTS:
             y = _yaml(indent)
             dumped = _dump(y, data)
-            cost = sum(1 for a, b in itertools.zip_longest(dumped.splitlines(), text.splitlines()) if a != b)
+            matcher = difflib.SequenceMatcher(None, dumped.splitlines(), lines, autojunk=False)
+            cost = len(lines) - sum(b.size for b in matcher.get_matching_blocks())
             if best is None or cost < best[0]:
                 best = (cost, y, dumped)
             if cost == 0:
@@ -190,8 +258,10 @@ class ProfileFile:
         _, self.yaml, self.base = best
 
     def text(self) -> str:
-        out = merge(self.original, self.base, _dump(self.yaml, self.data))
-        return out.replace("\n", "\r\n") if self.crlf else out
+        out = merge(self.original, self.base, _dump(self.yaml, self.data)) + self.tail
+        if not self.final_newline and out.endswith("\n"):
+            out = out[:-1]
+        return out.replace("\n", self.eol) if self.eol != "\n" else out
 
     def _child(self, parent: CommentedMap, key: str, kind: type) -> Any:
         if key not in parent or parent[key] is None:

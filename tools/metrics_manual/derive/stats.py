@@ -13,6 +13,7 @@ from __future__ import annotations
 import decimal
 import math
 import statistics
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, assert_never
@@ -23,7 +24,9 @@ from metrics_manual.judge.rules import Result, judge
 from metrics_manual.model import kinds
 from metrics_manual.model.phrase import num
 from metrics_manual.model.schema import (
+    DOMAIN_BOUNDS,
     Band,
+    Domain,
     EveryStep,
     Exact,
     Expectation,
@@ -53,6 +56,8 @@ def _round(value: float, digits: int, mode: str) -> float | int:
     # Rounding never crosses the float nearest to the exact decimal in the wrong direction:
     # float() rounds to nearest, which is monotonic, so floor(d) <= d gives float <= value.
     out = float(rounded)
+    if math.isinf(out):  # rounded outward past the largest float: the value itself still bounds it
+        return value
     return int(out) if out.is_integer() and abs(out) < 1e15 else out
 
 
@@ -73,14 +78,19 @@ def round_near(value: float, digits: int) -> float | int:
 # --- methods ----------------------------------------------------------------------------
 
 
+DEFAULT_METHOD = "margin:0.25"  # measured: tools/derive_methods.py, docs/deriving.md
+BIGGEST = sys.float_info.max
+
+
 @dataclass(frozen=True)
 class Method:
-    """How a band is drawn from the values: their min and max, a percentile or a k-sigma envelope."""
+    """How a band is drawn from the values: their min and max (widened by a margin), a percentile
+    or a k-sigma envelope."""
 
-    name: Literal["minmax", "percentile", "sigma"] = "minmax"
+    name: Literal["minmax", "margin", "percentile", "sigma"] = "minmax"
     low: float = 0.0
     high: float = 100.0
-    k: float = 3.0
+    k: float = 3.0  # sigma: k; margin: the share of max - min added beyond each extreme
 
     @classmethod
     def parse(cls, text: str) -> Method:
@@ -92,28 +102,40 @@ class Method:
                 low, high = (float(a) for a in args.split(","))
                 if 0 <= low < high <= 100:
                     return cls("percentile", low=low, high=high)
-            if name == "sigma":
+            if name in ("sigma", "margin"):
                 k = float(args)
-                if k > 0 and math.isfinite(k):
-                    return cls("sigma", k=k)
+                if (k > 0 or (name == "margin" and k == 0)) and math.isfinite(k) and k <= 1e6:
+                    return cls(name, k=k)  # type: ignore[arg-type]
         except ValueError:
             pass
         raise UsageError(
-            f"--method {text!r}: expected minmax, percentile:LOW,HIGH (0 <= LOW < HIGH <= 100) or sigma:K (K > 0)"
+            f"--method {text!r}: expected margin:F (F >= 0), minmax, percentile:LOW,HIGH (0 <= LOW < HIGH <= 100) "
+            "or sigma:K (K > 0)"
         )
 
     def envelope(self, values: list[float]) -> tuple[float, float]:
+        """The band's raw bounds; never an overflow (a bound past the float range is the largest float)."""
         if self.name == "percentile":
-            return percentile(values, self.low), percentile(values, self.high)
-        if self.name == "sigma":
-            mean = statistics.fmean(values)
-            sd = statistics.stdev(values) if len(values) > 1 else 0.0
-            return mean - self.k * sd, mean + self.k * sd
-        return min(values), max(values)
+            lo, hi = percentile(values, self.low), percentile(values, self.high)
+        elif self.name == "sigma":
+            # Scaled to 1 first: the mean and deviation of values near the float limit do not overflow.
+            scale = max(abs(v) for v in values) or 1.0
+            scaled = [v / scale for v in values]
+            mean = statistics.fmean(scaled)
+            sd = statistics.stdev(scaled) if len(scaled) > 1 else 0.0
+            lo, hi = scale * (mean - self.k * sd), scale * (mean + self.k * sd)
+        else:
+            lo, hi = min(values), max(values)
+            if self.name == "margin":
+                pad = self.k * (hi / 2 - lo / 2) * 2  # halves first: max - min of +-1.5e308 overflows
+                lo, hi = lo - pad, hi + pad
+        return max(lo, -BIGGEST), min(hi, BIGGEST)
 
     def __str__(self) -> str:
         if self.name == "percentile":
             return f"percentile {num(self.low)} to {num(self.high)}"
+        if self.name == "margin":
+            return f"min and max widened by {num(self.k * 100)}% of their distance"
         return f"mean +- {num(self.k)} sigma" if self.name == "sigma" else "min and max"
 
 
@@ -156,7 +178,7 @@ class Derivation:
 class Options:
     keys: tuple[str, ...] = ()
     skip_first: int = 0
-    method: Method = Method()
+    method: Method = field(default_factory=lambda: Method.parse(DEFAULT_METHOD))
     digits: int = 3
     run_steps: int | None = None  # the setup's steps: how far a proposal covers
 
@@ -170,14 +192,27 @@ def _finite(runs: dict[str, list[float]]) -> list[str]:
 def covered_steps(
     run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None
 ) -> list[tuple[int, float]]:
-    """(step, value) of `key` at the steps `e` covers (a proposal: the setup's first `limit` steps),
-    less the first `skip_first` (warm-up) unless `e` is a window: `kinds.covered_steps`, the
-    slicing `judge` and `check` use, on the steps the run logged `key` at.
+    """(step, value) of `key` at the steps `e` covers that it was logged at.
+
+    The steps are `kinds.covered_steps` (the slicing `judge` and `check` use) of the steps the
+    run reached for `key` (`Run.reached_by`: its step key's, not only those `key` was logged
+    at): a window's or a band's first N, a proposal's (`e` None) first `limit` (the setup's),
+    less the run's first `skip_first` steps (`Run.first_steps`, the warm-up) unless `e` is a
+    window. The same steps `check` re-judges, so a derived range is held against what it came from.
     """
-    series: Mapping[int, float] = run.series.get(key) or {}
+    return _covered(run, key, e, skip_first, limit)[1]
+
+
+def _covered(
+    run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None
+) -> tuple[int, list[tuple[int, float]]]:
+    """How many of the run's steps `e` covers (warm-up included), and the (step, value) judged."""
+    reached = run.reached_by(key)
     span = e.span if e is not None else FirstSteps(limit) if limit else EveryStep()
-    steps, _ = kinds.covered_steps(span, sorted(series), warm_up=skip_first)
-    return [(s, series[s]) for s in steps]
+    count = len(kinds.covered_steps(span, reached)[0])
+    steps, _ = kinds.covered_steps(span, reached, warm_up=skip_first)
+    series: Mapping[int, float] = run.series.get(key) or {}
+    return count, [(s, series[s]) for s in steps if s in series]
 
 
 def covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None) -> list[float]:
@@ -186,37 +221,58 @@ def covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit:
 
 def _gather(
     runs: dict[str, Run], key: str, e: Band | Median | None, o: Options
-) -> tuple[dict[str, list[float]], list[str]]:
-    per_run = {name: covered(run, key, e, o.skip_first, o.run_steps) for name, run in runs.items()}
+) -> tuple[dict[str, list[float]], int, list[str]]:
+    """Each run's values at the covered steps, the fewest steps a run covers, and what keeps a range from them."""
+    per_run: dict[str, list[float]] = {}
+    counts = []
+    for name, run in runs.items():
+        count, points = _covered(run, key, e, o.skip_first, o.run_steps)
+        per_run[name] = [v for _, v in points]
+        counts.append(count)
     problems = [
         f"run {name!r} does not log {key}" + (" at the steps it covers" if key in runs[name].series else "")
         for name, vs in per_run.items()
         if not vs
     ]
-    return per_run, problems or _finite(per_run)
+    return per_run, min(counts, default=0), problems or _finite(per_run)
 
 
-def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) -> Outcome:
-    per_run, problems = _gather(runs, key, e, o)
+def _clamp(lo: float, hi: float, domain: Domain) -> tuple[float, float]:
+    low, high = DOMAIN_BOUNDS[domain]
+    if low is not None:
+        lo, hi = max(lo, low), max(hi, low)
+    if high is not None:
+        lo, hi = min(lo, high), min(hi, high)
+    return lo, hi
+
+
+def band_bounds(values: list[float], method: Method, digits: int, domain: Domain) -> tuple[float, float]:
+    """A band's bounds as derive writes them: the method's envelope, kept to the domain, rounded outward."""
+    lo, hi = _clamp(*method.envelope(values), domain)
+    return _clamp(round_down(lo, digits), round_up(hi, digits), domain)
+
+
+def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Outcome:
+    per_run, count, problems = _gather(runs, key, e, o)
     out = Outcome(key, i, "band", "", proposal=e is None)
     if problems:
         out.problems = problems
         return out
     values = [v for vs in per_run.values() for v in vs]
-    lo, hi = o.method.envelope(values)
+    lo, hi = band_bounds(values, o.method, o.digits, domain)
     new: dict[str, Any] = {"kind": "band"} if e is None else {}
     if e is None or e.min is not None:
-        new["min"] = round_down(lo, o.digits)
+        new["min"] = lo
     if e is None or e.max is not None:
-        new["max"] = round_up(hi, o.digits)
-    counts = [len(vs) for vs in per_run.values()]
+        new["max"] = hi
     span = e.span if e is not None else None
     if span is None or isinstance(span, FirstSteps):
-        # the run's steps, warm-up included: the condition says what is left out
-        new["steps"] = min(counts) + o.skip_first
+        new["steps"] = count  # the run's steps, warm-up included: the condition says what is left out
     out.values = new
-    where = f"first {span.first} steps" if isinstance(span, Window) else f"{min(counts)} steps per run"
+    where = f"first {span.first} steps" if isinstance(span, Window) else f"{count} steps per run"
     written = " to ".join(num(new[b]) if b in new else "-" for b in ("min", "max"))
+    if domain != "any":
+        written += f" (kept to the metric's domain: {domain})"
     outside = sum(1 for v in values if ("min" in new and v < new["min"]) or ("max" in new and v > new["max"]))
     if outside:  # percentile and sigma envelopes leave the extremes out by design
         written += f" ({outside} of the values lie outside it: check reports them when the captures are in the project)"
@@ -228,17 +284,14 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options) ->
 
 
 def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Outcome:
-    per_run, problems = _gather(runs, key, e, o)
+    per_run, count, problems = _gather(runs, key, e, o)
     out = Outcome(key, i, "median", "", proposal=e is None)
     if problems:
         out.problems = problems
         return out
     medians = {name: statistics.median(vs) for name, vs in per_run.items()}
     value = statistics.median(medians.values())
-    out.values = ({"kind": "median"} if e is None else {}) | {
-        "value": round_near(value, o.digits),
-        "steps": min(len(vs) for vs in per_run.values()) + o.skip_first,
-    }
+    out.values = ({"kind": "median"} if e is None else {}) | {"value": round_near(value, o.digits), "steps": count}
     spread = max(medians.values()) - min(medians.values())
     rel = f" ({num(round_near(100 * spread / abs(value), 2))}% of the median)" if value else ""
     runs_text = ", ".join(f"{name} {num(round_near(m, o.digits + 1))}" for name, m in medians.items())
@@ -262,13 +315,25 @@ def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[s
     return out
 
 
+def _domain(metrics: dict[str, Metric], key: str) -> Domain:
+    """A metric's domain; a family member's is its family's."""
+    metric = metrics.get(key) or next((m for m in metrics.values() if key in m.members), None)
+    return metric.value_domain if metric is not None else "any"
+
+
 def _outcome(
-    key: str, i: int, e: Expectation, runs: dict[str, Run], o: Options, judged: dict[str, dict[tuple[str, int], Result]]
+    key: str,
+    i: int,
+    e: Expectation,
+    runs: dict[str, Run],
+    o: Options,
+    judged: dict[str, dict[tuple[str, int], Result]],
+    domain: Domain,
 ) -> Outcome:
     """A band or median derived again from the runs; an exact value or presence checked in each."""
     match e:
         case Band():
-            return _band(key, i, e, runs, o)
+            return _band(key, i, e, runs, o, domain)
         case Median():
             return _median(key, i, e, runs, o)
         case Exact() | Presence():
@@ -308,11 +373,13 @@ def derive(
             raise UsageError(f"--metric {key!r} is not in the catalog")
         expectations: list[Expectation] = list(profile.expectations.get(key, []))
         for i, e in enumerate(expectations):
-            result.outcomes.append(_outcome(key, i, e, runs, options, judged))
+            result.outcomes.append(_outcome(key, i, e, runs, options, judged, _domain(metrics, key)))
         if not expectations:
             metric = metrics.get(key)
             if metric is not None and metric.members:
                 raise UsageError(f"--metric {key!r} is a family; name one of its members: {', '.join(metric.members)}")
-            propose = _median if metric is not None and (metric.unit or "").strip().lower() in SECONDS else _band
-            result.outcomes.append(propose(key, 0, None, runs, options))
+            if metric is not None and (metric.unit or "").strip().lower() in SECONDS:
+                result.outcomes.append(_median(key, 0, None, runs, options))
+            else:
+                result.outcomes.append(_band(key, 0, None, runs, options, _domain(metrics, key)))
     return result

@@ -151,11 +151,24 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
             out.missing.append(rel)
         elif rel in previous and digest(current) != previous[rel]:
             out.hand_edited.append(rel)
+    folders = generated_folders(files)
     for rel in sorted(set(previous) - set(files)):
         current = read_text(root / rel)
         if current is None:
             continue
-        if digest(current) == previous[rel]:
+        if not in_folders(rel, folders):
+            # The manifest arrives in pull requests: it can name a hand-written page with its digest.
+            out.kept.append(
+                Finding(
+                    MANIFEST,
+                    1,
+                    1,
+                    f"entry {shown(rel)} is ignored: outside the folders build generates "
+                    f"({', '.join(sorted(folders))}); build never deletes it",
+                    severity="warning",
+                )
+            )
+        elif digest(current) == previous[rel]:
             out.remove.append(rel)
         else:
             out.kept.append(
@@ -168,6 +181,16 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
                 )
             )
     return out
+
+
+def generated_folders(files: dict[str, str]) -> set[str]:
+    """The folders under docs/ that build generates (docs/reference/, docs/export/, ...), from the files
+    it makes now: the only places where it may delete a stray file."""
+    return {"/".join(PurePosixPath(rel).parts[:2]) + "/" for rel in files if len(PurePosixPath(rel).parts) > 2}
+
+
+def in_folders(rel: str, folders: set[str]) -> bool:
+    return any(rel.startswith(folder) for folder in folders)
 
 
 @contextlib.contextmanager
@@ -240,7 +263,18 @@ def _roll_forward(root: Path, write: list[str], remove: list[str]) -> None:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, root / rel)
     for rel in remove:
-        (root / rel).unlink(missing_ok=True)
+        # Only a file that `apply` itself saved (a hard link in staging, the same inode): a journal
+        # that arrived in a pull request cannot hold a hard link, so it can never make us delete a page.
+        if _saved_by_apply(root, rel):
+            (root / rel).unlink()
+
+
+def _saved_by_apply(root: Path, rel: str) -> bool:
+    target, saved = root / rel, root / STAGING / OLD / rel
+    try:
+        return not target.is_symlink() and not saved.is_symlink() and os.path.samefile(target, saved)
+    except OSError:
+        return False
 
 
 def _roll_back(root: Path, write: list[str], remove: list[str]) -> None:
@@ -364,3 +398,58 @@ def write_file(target: Path, text: str) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise WriteError(f"cannot write {target}: {exc.strerror}") from None
+
+
+def symlink_on_the_way(base: Path, target: Path) -> Path | None:
+    """The first symlink from `base` (excluded) down to `target` (included), else None."""
+    path = base
+    for part in target.relative_to(base).parts:
+        path = path / part
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return path
+        except FileNotFoundError:
+            return None
+    return None
+
+
+def write_real_file(base: Path, target: Path, text: str) -> None:
+    """Write `target` (a path under `base`) atomically and never through a symlink: a symlink for
+    the file or any folder below `base` is a WriteError; missing folders are made.
+
+    Derive's captures and profile edits go through here, as build's files go through `apply`:
+    a file smuggled in as a link cannot redirect a write outside the project.
+    """
+    link = symlink_on_the_way(base, target)
+    if link is not None:
+        raise WriteError(
+            f"cannot write {target}: {link} is a symlink; metrics-manual writes only real files and folders"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        link = symlink_on_the_way(base, target)  # a folder swapped for a link meanwhile
+        if link is not None:
+            raise WriteError(f"cannot write {target}: {link} is a symlink")
+        if target.is_dir():
+            raise WriteError(f"cannot write {target}: a folder stands there")
+        tmp = target.with_name(f".{target.name}.metrics-manual.tmp")
+        tmp.unlink(missing_ok=True)
+        write_text(tmp, text, _mode_for(target))
+        os.replace(tmp, target)  # replaces the name itself: never follows a link that appeared there
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            target.with_name(f".{target.name}.metrics-manual.tmp").unlink(missing_ok=True)
+        raise WriteError(f"cannot write {target}: {exc.strerror}") from None
+
+
+def settle(root: Path) -> None:
+    """Finish (or undo) a switch that a killed build left pending, before a command reads anything.
+
+    Every command and the MkDocs plugin call it first, so none reads a mix of old and new
+    generated files. Without a journal or staging folder there is nothing to do and no lock
+    is taken (and no docs/ folder made).
+    """
+    if not any(os.path.lexists(root / p) for p in (JOURNAL, f"{JOURNAL}.new", STAGING)):
+        return
+    with locked(root):
+        recover(root)

@@ -17,7 +17,8 @@ from markupsafe import Markup
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.judge.report_text import ranges
 from metrics_manual.judge.rules import Judgement, Result
-from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor
+from metrics_manual.model.domain import bounds
+from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor, unit_domain
 from metrics_manual.runs.series import Run
 from metrics_manual.site.draw import series_drawing
 
@@ -58,6 +59,7 @@ def metric_parts(j: Judgement, run: Run, profile: ProfileExport) -> list[MetricP
                     part.results[0].unit,
                     title=f"{key}: the run's values per step",
                     failing={"run": failing},
+                    domain=bounds(unit_domain(part.results[0].unit)),  # exports carry the unit, not the domain
                 )
             )
     return list(parts.values())

@@ -1,36 +1,37 @@
-"""The values a metric can take at all (its natural domain), where the catalog lets us know it.
+"""The bounds of the values a metric can take (its domain), for axes that show where a range sits.
 
-The catalog has no `domain` field (yet): the domain is inferred from the unit alone, and only
-for units whose meaning fixes it: a `fraction` lies from 0 to 1, a time in seconds and a count
-of tokens are never negative. Any other unit (or none) says nothing, so nothing is assumed:
-a norm without a unit is drawn on an axis fitted to its numbers.
+The catalog's `domain` field (model/schema.py, `Metric.value_domain`: declared, else implied by
+the unit) says fraction, non-negative or any; this module turns it into the numbers an axis
+reaches: a fraction from 0 to 1, a non-negative quantity from 0, anything else unbounded.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import assert_never
 
-from metrics_manual.model.phrase import FRACTION
+from metrics_manual.model.schema import Domain
 
 
 @dataclass(frozen=True)
-class Domain:
-    """Bounds of the values a metric can take; None where the bound is unknown."""
+class Bounds:
+    """Bounds of the values a metric can take; None where there is none."""
 
     lo: float | None = None
     hi: float | None = None
 
 
-UNBOUNDED = Domain()
-# Units whose meaning bounds the value (the keys are the catalog's unit strings).
-_BY_UNIT = {
-    FRACTION: Domain(0.0, 1.0),
-    "s": Domain(0.0, None),
-    "seconds": Domain(0.0, None),
-    "tokens": Domain(0.0, None),
-}
+UNBOUNDED = Bounds()
 
 
-def natural_domain(unit: str | None) -> Domain:
-    """The domain a unit implies (UNBOUNDED when it implies none)."""
-    return _BY_UNIT.get(unit or "", UNBOUNDED)
+def bounds(domain: Domain) -> Bounds:
+    """The numbers a domain bounds its values by."""
+    match domain:
+        case "fraction":
+            return Bounds(0.0, 1.0)
+        case "non-negative":
+            return Bounds(0.0, None)
+        case "any":
+            return UNBOUNDED
+        case _:
+            assert_never(domain)

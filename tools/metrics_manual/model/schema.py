@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
 
 from metrics_manual.model.keys import is_pattern
 
@@ -82,6 +82,27 @@ class Origin(Strict):
     )
 
 
+Domain = Literal["any", "non-negative", "fraction"]
+# Units of a quantity that cannot be negative: a duration, a count of tokens, steps or bytes.
+NON_NEGATIVE_UNITS = frozenset(
+    {"s", "sec", "second", "seconds", "ms", "us", "ns", "min", "h", "tokens", "token", "steps", "step"}
+    | {"bytes", "b", "kb", "mb", "gb", "kib", "mib", "gib", "samples", "count"}
+)
+DOMAIN_BOUNDS: dict[Domain, tuple[float | None, float | None]] = {
+    "any": (None, None),
+    "non-negative": (0, None),
+    "fraction": (0, 1),
+}
+
+
+def unit_domain(unit: str | None) -> Domain:
+    """The domain a unit implies: fraction for `fraction`, non-negative for a time or a count, else any."""
+    text = (unit or "").strip().lower()
+    if text == "fraction":
+        return "fraction"
+    return "non-negative" if text in NON_NEGATIVE_UNITS else "any"
+
+
 class Metric(Strict):
     """One logged key (or a family of keys): what it means and where the code emits it."""
 
@@ -108,6 +129,13 @@ class Metric(Strict):
         default_factory=list,
         description="Keys it was logged as before Miles renamed it: their anchors, search and judge lead here.",
     )
+    domain: Domain | None = Field(
+        None,
+        description="The values the metric can take: fraction (0 to 1), non-negative, or any; `derive` keeps "
+        "its bands inside. Left out: fraction for the unit fraction, non-negative for a unit of time, tokens, "
+        "steps or bytes, else any.",
+        examples=["non-negative"],
+    )
 
     @model_validator(mode="after")
     def _family(self) -> Metric:
@@ -124,6 +152,11 @@ class Metric(Strict):
     @property
     def old_anchors(self) -> list[str]:
         return [metric_anchor(r.key) for r in self.renamed_from]
+
+    @property
+    def value_domain(self) -> Domain:
+        """The declared domain, else the one its unit implies."""
+        return self.domain if self.domain is not None else unit_domain(self.unit)
 
     @property
     def label(self) -> str:
@@ -401,6 +434,7 @@ class Presence(_Expectation):
 
 
 Expectation = Annotated[Band | Median | Exact | Presence, Field(discriminator="kind")]
+EXPECTATION: TypeAdapter[Band | Median | Exact | Presence] = TypeAdapter(Expectation)
 
 
 class SectionNote(Strict):

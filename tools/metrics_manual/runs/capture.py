@@ -12,9 +12,10 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from metrics_manual.diagnostics.finding import ManualError
+from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.model.schema import CaptureSource, Catalog, Profile
 from metrics_manual.runs.read import read_run
 from metrics_manual.runs.series import Run
@@ -70,9 +71,25 @@ def captures_in_repo(root: Path, profile: Profile) -> dict[str, Path]:
 
 def read_capture_run(path: Path, shown: str, catalog: Catalog) -> Run:
     """A capture (CI-history lines) through the judge's reader, shown by its path in the project."""
-    run = read_run([path], catalog, input_format="ci-history")
+    try:
+        run = read_run([path], catalog, input_format="ci-history")
+    except ManualError:
+        raise
+    except (ValueError, OverflowError, RecursionError, MemoryError, OSError) as exc:
+        # Captures arrive in pull requests: whatever a reader cannot take is a finding, never a traceback.
+        raise CaptureError([Finding(shown, 1, 1, f"capture cannot be read: {exc.__class__.__name__}")]) from None
     run.paths = [shown]
+    # The reader names the file as it opened it; a finding names it as the project does.
+    run.problems = [replace(f, path=shown) if Path(f.path) == path else f for f in run.problems]
     return run
+
+
+class CaptureError(ManualError):
+    """A capture in the project that cannot be read."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        super().__init__("\n".join(str(f) for f in findings))
 
 
 def captured_runs(root: Path, profile: Profile, catalog: Catalog) -> dict[str, Run]:

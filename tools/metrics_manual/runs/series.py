@@ -134,3 +134,17 @@ class Run:
             if self.step_key(key) == step_key:
                 steps.update(values)
         return sorted(steps)
+
+    def reached_by(self, key: str) -> list[int]:
+        """The steps the run reached that `key` is judged on: those of its step key, else its own."""
+        sk = self.step_key(key)
+        return self.reached(sk) if sk else self.steps(key)
+
+    def first_steps(self, key: str, n: int) -> list[int]:
+        """The first `n` steps of the run for `key`: the first `n` its step key reached (whether or
+        not `key` itself was logged there), else `key`'s own first `n`.
+
+        The one meaning of "the first N steps of a run": derive's --skip-first leaves these out,
+        check excludes them when it re-judges a capture, and a band's `window` covers them.
+        """
+        return self.reached_by(key)[:n] if n > 0 else []

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from metrics_manual.model import kinds
-from metrics_manual.model.domain import UNBOUNDED, Domain, natural_domain
+from metrics_manual.model.domain import UNBOUNDED, Bounds
 from metrics_manual.model.phrase import describe, measured, num
 from metrics_manual.model.schema import (
     AtStep,
@@ -107,13 +107,14 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     if raw == 0 or not math.isfinite(raw):
         raw = abs(hi) or 1.0
     exp = math.floor(math.log10(raw))
-    frac = raw / 10.0**exp
+    # In decimal: 10.0 ** exp is 0 below 1e-323, and a subnormal band (5e-324 to 5e-323) must still get an axis.
+    frac = float(decimal.Decimal(raw).scaleb(-exp))
     # Nearest of 1, 2, 5, 10 on a log scale (the thresholds are their geometric means).
     mant = 1 if frac < 1.42 else 2 if frac < 3.17 else 5 if frac < 7.08 else 10
     if mant == 10:
         mant, exp = 1, exp + 1
-    step = mant * 10.0**exp
-    k0, k1 = math.ceil(lo / step), math.floor(hi / step)
+    step = decimal.Decimal(mant).scaleb(exp)
+    k0, k1 = math.ceil(decimal.Decimal(lo) / step), math.floor(decimal.Decimal(hi) / step)
     # Decimal keeps 0.1 + 0.2 from reading as 0.30000000000000004.
     ticks = [float(decimal.Decimal(k * mant).scaleb(exp)) for k in range(k0, k1 + 1)]
     # Near the float resolution neighbouring ticks can round to one value: keep each once.
@@ -137,7 +138,7 @@ class Axis:
 
 
 def _domain(
-    values: Sequence[float], integer: bool = False, room: float = 0.1, bounds: Domain = UNBOUNDED
+    values: Sequence[float], integer: bool = False, room: float = 0.1, bounds: Bounds = UNBOUNDED
 ) -> tuple[float, float]:
     """The values' extent with a margin of `room` times their span on each side, held inside `bounds`
     (a fraction never reads below 0 or above 1), and reaching out to them: a bounded side shows its bound."""
@@ -166,7 +167,7 @@ def make_axis(
     integer: bool = False,
     *,
     room: float = 0.05,
-    bounds: Domain = UNBOUNDED,
+    bounds: Bounds = UNBOUNDED,
     reach: bool = True,
     marked: Sequence[float] = (),
 ) -> Axis:
@@ -348,13 +349,13 @@ def _defs(uid: str) -> str:
     )
 
 
-def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
+def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None, domain: Bounds = UNBOUNDED) -> str:
     """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
 
     `rows` are (profile title, expectation) in the order they are drawn, one row each; a
     profile's title labels its first row, each row says its statistic ("median of 10 steps").
-    The axis reaches the metric's natural domain where the unit bounds it (a fraction from 0
-    to 1, a time from 0) and leaves the band room elsewhere, so where a band sits means
+    The axis reaches the metric's `domain` where it is bounded (a fraction from 0 to 1, a
+    non-negative quantity from 0) and leaves the band room elsewhere, so where a band sits means
     something. A legend under the axis names each kind of mark drawn. Returns "" when there
     is nothing to place on an axis: no rows, or presence only (the words "logged in every
     step" say all a drawing could).
@@ -365,8 +366,7 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     words = [f"{title}: {describe(e, unit)}" for title, e in rows]
     uid = _uid("range", words, unit)  # the words state every number and text of the drawing
     pad = 12.0
-    bounds = natural_domain(unit)
-    axis = make_axis(numbers, pad, WIDTH - pad, room=0.25, bounds=bounds)
+    axis = make_axis(numbers, pad, WIDTH - pad, room=0.25, bounds=domain)
     # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
     start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
     end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
@@ -394,7 +394,7 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
 
     y_axis = _TOP + len(rows) * _ROW + 2
     marks.append(_x_axis(axis, _TOP, y_axis))
-    height = y_axis + 19
+    height: float = y_axis + 19
     if unit:
         height += 15
         marks.append(
@@ -405,14 +405,14 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
     marks.append(legend)
     height += 2
     label = _esc("; ".join(words))
-    domain = (f' data-domain-min="{bounds.lo!r}"' if bounds.lo is not None else "") + (
-        f' data-domain-max="{bounds.hi!r}"' if bounds.hi is not None else ""
+    reach = (f' data-domain-min="{domain.lo!r}"' if domain.lo is not None else "") + (
+        f' data-domain-max="{domain.hi!r}"' if domain.hi is not None else ""
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-ranges" role="img" '
         f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
         f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
-        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}"{domain} '
+        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}"{reach} '
         f'data-x-start="{_c(axis.start)}" data-x-end="{_c(axis.end)}">'
         f"<title>{label}</title>{_defs(uid)}{''.join(marks)}</svg>"
     )
@@ -573,6 +573,7 @@ def series_drawing(
     *,
     title: str,
     failing: Mapping[str, Sequence[int]] | None = None,
+    domain: Bounds = UNBOUNDED,
 ) -> str:
     """Per-step curves of one metric (one polyline per run name) over its expected band / median / exact
     value, failing steps marked; one-line inline SVG.
@@ -618,7 +619,7 @@ def series_drawing(
         finite or ([] if expected else [0.0]),
         top + _PLOT_H,
         top,
-        bounds=natural_domain(unit),
+        bounds=domain,
         reach=False,
         marked=expected,
     )
@@ -656,22 +657,22 @@ def series_drawing(
     for name, bad in failing.items():
         logged = series.get(name, {})
         for s in sorted(set(bad)):
-            v = float(logged[s]) if s in logged else None
+            got = float(logged[s]) if s in logged else None
             x = x_axis.at(s)
-            y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
-            shown = _value_words(v, unit) if v is not None else "not logged"
+            y = y_axis.at(got) if got is not None and math.isfinite(got) else nonfinite_y.get(repr(got), bottom)
+            shown = _value_words(got, unit) if got is not None else "not logged"
             ring = f"{name}: step {num(s)}: {shown}, failing"
-            value_attr = f' data-value="{v!r}"' if v is not None else ""
-            if v is None:  # not logged: a hollow mark on the step axis, labelled like a NaN
+            value_attr = f' data-value="{got!r}"' if got is not None else ""
+            if got is None:  # not logged: a hollow mark on the step axis, labelled like a NaN
                 dot = f'<circle cx="{_c(x)}" cy="{_c(y)}" r="3.5" fill="none" stroke="{_EXACT}" stroke-width="2"/>'
                 keys.add("missing")
                 worst.append((math.inf, x, y, f"not logged, step {num(s)}"))
             else:
                 dot = f'<circle cx="{_c(x)}" cy="{_c(y)}" r="2.5" fill="{_EXACT}"/>'
-                if math.isfinite(v):
-                    far = _outside(v, expectations)
+                if math.isfinite(got):
+                    far = _outside(got, expectations)
                     near = [n for e in expectations for n in kinds.numbers(e)]
-                    worst.append((far, x, y, f"step {num(s)}: {measured(v, near)}"))
+                    worst.append((far, x, y, f"step {num(s)}: {measured(got, near)}"))
             rug.append(
                 f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
                 f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'

@@ -31,6 +31,7 @@ from mkdocs.utils import CountHandler
 
 from metrics_manual.build import NO_SITE_URL, build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
+from metrics_manual.disk.files import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
 from metrics_manual.site.nav import metrics_first
 from metrics_manual.site.render import environment, template_error
@@ -111,6 +112,10 @@ class MetricsManualPlugin(BasePlugin):
         self.env = environment(self.root / "templates")
         if not config.site_url and not self.serving:
             log.info(NO_SITE_URL.removeprefix("note: "))  # info: a warning fails a strict build
+        try:
+            settle(self.root)  # a switch a killed build left pending: finished before MkDocs reads docs/
+        except ManualError as exc:
+            self._fail(f"metrics-manual: {exc}")
         return config
 
     def on_pre_build(self, config: MkDocsConfig) -> None:

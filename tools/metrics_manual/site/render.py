@@ -15,8 +15,9 @@ from typing import Any
 import jinja2
 
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile, metric_anchor
+from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
 from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
@@ -81,9 +82,9 @@ def range_rows(profiles: Sequence[Profile], key: str) -> list[tuple[str, Expecta
     return [(p.title, e) for p in profiles for e in p.expectations.get(key, [])]
 
 
-def drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
-    """The inline SVG of one metric's ranges on every profile, on one axis ('' when nothing has a number)."""
-    return range_drawing(list(rows), unit)
+def drawing(rows: Sequence[tuple[str, Expectation]], metric: Metric) -> str:
+    """The inline SVG of one metric's ranges on every profile, on one axis reaching its domain ('' when nothing has a number)."""
+    return range_drawing(list(rows), metric.unit, bounds(metric.value_domain))
 
 
 def environment(templates: Path) -> jinja2.Environment:
