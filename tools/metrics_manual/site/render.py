@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.judge.rules import DEFAULT_RTOL
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
@@ -64,6 +65,11 @@ def path_breaks(path: Any) -> str:
     return "/<wbr>".join(inert(part) for part in str(path).split("/"))
 
 
+def key_breaks(key: Any) -> str:
+    """A metric key as inline HTML text that a narrow column breaks only after a slash or an underscore."""
+    return "<wbr>".join(inert(part) for part in re.split(r"(?<=[/_])", str(key)) if part)
+
+
 def code_url(code: CodeRepository, path: str) -> str | None:
     """The file at the catalog's commit, when the catalog names the repository's URL."""
     if not code.url:
@@ -106,6 +112,7 @@ def environment(templates: Path) -> jinja2.Environment:
         code=code,
         describe=_describe_md,
         path=path_breaks,
+        key=key_breaks,
         attr=attr,
         unit_name=unit_name,
         drawing=drawing,
@@ -164,6 +171,7 @@ def render_pages(
         "fields": field_reference(),
         "coverage": manual.coverage,
         "documented": manual.documented(),
+        "default_rtol": DEFAULT_RTOL,  # the value checker's tolerance of a median, as judge's
     }
     context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
