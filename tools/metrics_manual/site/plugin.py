@@ -33,6 +33,7 @@ from metrics_manual.build import NO_SITE_URL, build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.files import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import metrics_first
 from metrics_manual.site.render import environment, template_error
 from metrics_manual.source.load import Manual
@@ -99,6 +100,7 @@ class MetricsManualPlugin(BasePlugin):
         self.env: jinja2.Environment | None = None
         self.serving = False
         self.problem: str | None = None  # while serving: why the pages are those of the last good build
+        self.cite: Callable[[str], str] = lambda text: text
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.serving = command == "serve"
@@ -120,6 +122,8 @@ class MetricsManualPlugin(BasePlugin):
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
         self.problem = None
+        # Edit links and last-changed dates: in the HTML of this build only (see site/cite.py).
+        self.cite = for_build(self.root, config.repo_url, config.edit_uri, config.docs_dir)
         try:
             self.manual, todo = build(self.root)
         except (ManualError, RecursionError, OSError) as exc:
@@ -176,7 +180,7 @@ class MetricsManualPlugin(BasePlugin):
             # the first heading is HTML already; one from the file name is text.
             from_heading = getattr(page, "_title_from_render", None)
             page.meta["title"] = from_heading or html.escape(page.title)
-        html_text = whole_tokens(html_text)
+        html_text = self.cite(whole_tokens(html_text))
         if self.problem is None:
             return html_text
         banner = (
