@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import REPO, TINY_PROFILE, run_cli, snapshot, write_project
@@ -89,13 +90,15 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
         f"docs/reference/metrics.md:{line}:1: error: generated file is out of date; run `metrics-manual build`"
         in result.stdout
     )
-    assert (
-        '-- <span class="mm-range">0.5 to 0.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>'
-        in result.stdout
+    assert re.search(
+        r'^-- <span class="mm-range[^>]*>0\.5 to 0\.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
+        result.stdout,
+        re.M,
     )
-    assert (
-        '+- <span class="mm-range">0.5 to 0.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>'
-        in result.stdout
+    assert re.search(
+        r'^\+- <span class="mm-range[^>]*>0\.5 to 0\.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
+        result.stdout,
+        re.M,
     )
     assert "docs/export/tiny.json" in result.stdout
     assert result.stdout.rstrip().endswith("run `metrics-manual build` to regenerate files")

@@ -20,7 +20,7 @@ REFERENCE = "docs/reference/metrics.md"
 NO_RANGE = "no range"
 
 _HEADING = re.compile(r"^(#{1,6}) .*?\{#([\w-]+)[^}]*\}\s*$")
-_LINE = re.compile(r'<span class="mm-range[^"]*">(.*?)</span>\s*<span class="mm-profile">(.*?)</span>')
+_LINE = re.compile(r'<span class="mm-range[^"]*"[^>]*>(.*?)</span>\s*<span class="mm-profile">(.*?)</span>')
 _TAG = re.compile(r"<[^>]+>")
 
 
