@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import html
 import http.server
+import os
 import re
 import shutil
 import threading
@@ -41,6 +42,27 @@ BIG_PROFILE = (
     .replace("tiny-notes", "big-notes")
     .replace("{kind: median, value: 400, steps: 10", "{kind: median, value: 800, steps: 10")
 )
+# A third profile with every kind of range the checker and the drawings meet: open band, band over N
+# steps, window band, median with its own tolerance, exact at one step, presence.
+EVERY_PROFILE = (
+    TINY_PROFILE.replace("id: tiny", "id: every")
+    .replace("title: Tiny runs", "title: Every kind")
+    .replace("tiny-notes", "every-notes")
+    .split("expectations:")[0]
+    + """expectations:
+  rollout/raw_reward:
+    - {kind: band, min: 0.5}
+  rollout/response_lengths:
+    - {kind: median, value: 400, steps: 10, tolerance: 0.05}
+  train/grad_norm:
+    - {kind: band, min: 0.25, max: 4.5, steps: 8}
+    - {kind: band, max: 3, window: {first: 2}}
+  train/pg_clipfrac:
+    - {kind: exact, value: 0, at: {step: 0}}
+  train/weight/*:
+    - {kind: presence}
+"""
+)
 
 
 def _fixture_tree(root: Path) -> Path:
@@ -49,8 +71,10 @@ def _fixture_tree(root: Path) -> Path:
     shutil.rmtree(root / "ranges/profiles")
     (root / "ranges/profiles").mkdir()
     (root / "ranges/catalog.yaml").write_text(TWO_CATALOG, "utf-8")
+    (root / "ranges/coverage.yaml").unlink(missing_ok=True)  # it checks the real catalog against Miles
     (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
     (root / "ranges/profiles/big.yaml").write_text(BIG_PROFILE, "utf-8")
+    (root / "ranges/profiles/every.yaml").write_text(EVERY_PROFILE, "utf-8")
     for generated in ("docs/reference", "docs/profiles", "docs/export"):
         shutil.rmtree(root / generated)
     (root / "docs/.generated.json").unlink()
@@ -152,7 +176,7 @@ def _first_result(page, query: str) -> tuple[str, str]:
     page.wait_for_function(
         # Results link with ?h= and the query's terms, split as the search splits them.
         """q => [...document.querySelectorAll('a.md-search-result__link')]
-                 .some(a => new URL(a.href).searchParams.get('h') === q.split(/[\\s\\-\\/]+/).join(' '))""",
+                 .some(a => new URL(a.href).searchParams.get('h') === q.split(/[\\s\\-\\/_]+/).join(' '))""",
         arg=query,
         timeout=15000,
     )
@@ -279,11 +303,13 @@ def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -
         _close(context, page, base)
 
 
-def test_metrics_come_first_and_home_lists_every_key(page, site, manual) -> None:
+def test_home_comes_first_then_metrics_and_home_lists_every_key(page, site, manual) -> None:
     _, base, _ = site
+    for path in ("", "reference/metrics/"):
+        page.goto(f"{base}/{path}")
+        hrefs = page.locator("nav.md-nav--primary > ul > li > a").evaluate_all("as => as.map(a => a.href)")
+        assert hrefs[:2] == [f"{base}/", f"{base}/reference/metrics/"], path
     page.goto(f"{base}/")
-    first = page.locator("nav.md-nav--primary > ul > li a").first
-    assert first.get_attribute("href").rstrip("/").endswith("reference/metrics")
     for metric in manual.metrics.values():
         link = page.locator(f".md-content a[href$='#{metric.anchor}']")
         assert link.count() >= 1, metric.key
@@ -468,3 +494,319 @@ def test_a_band_is_drawn_from_its_min_to_its_max_on_the_axis(browser, site, manu
         if any(getattr(e, "kind", "") == "band" for p in manual.profiles for es in p.expectations.values() for e in es):
             assert bands > 0
         _close(context, page, base)
+
+
+# --- every range at a glance -----------------------------------------------------------------
+
+
+def _table(page) -> list[list[str]]:
+    return page.locator(".mm-overview table.mm-table tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.children].map(c => (c.querySelector('.mm-cell') ? [...c.querySelectorAll('.mm-cell')]"
+        "  .map(s => s.textContent).join(' ') : c.textContent).replace(/\\s+/g, ' ').trim()))"
+    )
+
+
+def test_the_metrics_page_opens_on_a_table_of_every_range(browser, site, manual) -> None:
+    _, base, _ = site
+    for viewport in (DESKTOP, PHONE):
+        context, page = _open(browser, base, viewport=viewport)
+        page.goto(f"{base}/reference/metrics/")
+        rows = _table(page)
+        assert len(rows) == len(manual.metrics)
+        for row, (key, metric) in zip(rows, manual.metrics.items()):
+            assert row[0] == (plain(metric.label) if metric.members else key)
+            assert row[1] == plain(metric.unit or "")
+            for cell, p in zip(row[2:], manual.profiles):
+                said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or ["no range"]
+                assert cell == " ".join(said), (key, p.id)
+        links = page.locator(".mm-overview tbody th a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+        assert links == [f"#{m.anchor}" for m in manual.metrics.values()]
+        # The table starts on the first screen; on a phone each row names the profile of each range.
+        box = page.locator(".mm-overview").bounding_box()
+        assert box is not None and box["y"] < viewport["height"] / 2
+        if viewport is PHONE:
+            first = page.locator(".mm-overview tbody td[data-profile]").first
+            before = first.evaluate("td => getComputedStyle(td, '::before').content")
+            assert plain(manual.profiles[0].title) in before
+        _close(context, page, base)
+
+
+def test_each_profile_page_has_the_table_of_its_own_ranges(page, site, manual) -> None:
+    _, base, _ = site
+    for p in manual.profiles:
+        page.goto(f"{base}/profiles/{p.id}/")
+        rows = _table(page)
+        assert len(rows) == len(manual.metrics)
+        for row, (key, metric) in zip(rows, manual.metrics.items()):
+            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or "no range"
+            assert row[2].startswith(said), (p.id, key, row)
+
+
+# --- is this value normal? ---------------------------------------------------------------------
+
+
+def _check(page, key: str, value: str, step: str = "") -> dict[str, list[str]]:
+    """Profile id -> the verdicts the form gives, one per expectation."""
+    page.select_option("form.mm-check select[name=metric]", key)
+    page.fill("form.mm-check input[name=value]", value)
+    step_box = page.locator("form.mm-check input[name=step]")
+    if step_box.is_visible():
+        step_box.fill(step)
+    out: dict[str, list[str]] = {}
+    for li in page.locator(".mm-check-out li").all():
+        out.setdefault(li.get_attribute("data-profile") or "", []).append(li.get_attribute("data-verdict") or "")
+    return out
+
+
+def test_the_value_checker_gives_each_profile_s_verdict_in_the_entry_s_words(page, site, manual) -> None:
+    _, base, _ = site
+    page.goto(f"{base}/reference/metrics/")
+    form = page.locator("form.mm-check")
+    form.wait_for(state="visible")
+    for key, metric in manual.metrics.items():
+        ranged = [p for p in manual.profiles if p.expectations.get(key)]
+        if not ranged:
+            continue
+        got = _check(page, key, "1")
+        assert set(got) == {p.id for p in manual.profiles}, key
+        for p in manual.profiles:
+            expected = len(p.expectations.get(key, [])) or 1
+            assert len(got[p.id]) == expected
+            assert all(v in ("inside", "outside", "not covered", "no range") for v in got[p.id])
+        # The range reads as on the entry.
+        shown = page.locator(".mm-check-out li .mm-range").all_inner_texts()
+        assert shown == [describe(e, metric.unit) for p in manual.profiles for e in p.expectations.get(key, [])]
+    assert page.locator(".mm-check-out").inner_text() != ""
+
+
+# (metric, value, step, verdicts on the `every` profile): verdicts follow from EVERY_PROFILE's numbers.
+EVERY_CASES = [
+    ("rollout/raw_reward", "0.4", "", ["outside"]),  # below the open band's minimum
+    ("rollout/raw_reward", "1e6", "", ["inside"]),  # an open band has no maximum
+    ("rollout/response_lengths", "410", "", ["inside"]),  # 2.5% from the median, its tolerance 5%
+    ("rollout/response_lengths", "430", "", ["outside"]),
+    ("train/grad_norm", "4", "1", ["inside", "outside"]),  # within the band, above the window's max
+    ("train/grad_norm", "4", "5", ["inside", "not covered"]),  # past the window
+    ("train/grad_norm", "4", "9", ["not covered", "not covered"]),  # past the band's 8 steps too
+    ("train/grad_norm", "0.1", "", ["outside", "inside"]),
+    ("train/pg_clipfrac", "0", "0", ["inside"]),
+    ("train/pg_clipfrac", "0.1", "0", ["outside"]),
+    ("train/pg_clipfrac", "0", "3", ["not covered"]),
+    ("train/weight/*", "123", "", ["no range"]),  # presence: no number to hold
+]
+
+
+def test_the_value_checker_verdicts_for_every_kind_of_range(page, site) -> None:
+    root, base, _ = site
+    if not (root / "ranges/profiles/every.yaml").exists():
+        pytest.skip("the fixture with every kind of range")
+    page.goto(f"{base}/reference/metrics/")
+    page.locator("form.mm-check").wait_for(state="visible")
+    for key, value, step, verdicts in EVERY_CASES:
+        assert _check(page, key, value, step)["every"] == verdicts, (key, value, step)
+    _check(page, "rollout/raw_reward", "0.4")
+    words = page.locator(".mm-check-out li[data-profile=every]").inner_text()
+    assert "below 0.5 by 0.1" in words
+    _check(page, "rollout/raw_reward", "five")
+    assert "Type a number" in page.locator(".mm-check-out").inner_text()
+
+
+def test_without_javascript_the_page_reads_fully_and_the_form_stays_hidden(browser, site, manual) -> None:
+    _, base, _ = site
+    context = browser.new_context(java_script_enabled=False, viewport=PHONE)
+    page = context.new_page()
+    page.goto(f"{base}/reference/metrics/")
+    assert not page.locator("form.mm-check").is_visible()
+    assert len(_table(page)) == len(manual.metrics)
+    for metric in manual.metrics.values():
+        assert page.locator(f"h3#{metric.anchor} + .mm-entry .mm-meaning").is_visible()
+    context.close()
+
+
+def test_a_deep_link_picks_its_metric_and_each_key_has_a_copy_button(browser, site, manual) -> None:
+    _, base, _ = site
+    context, page = _open(browser, base, viewport=DESKTOP)
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    ranged = [m for m in manual.metrics.values() if any(p.expectations.get(m.key) for p in manual.profiles)]
+    metric = ranged[-1]
+    page.goto(f"{base}/reference/metrics/#{metric.anchor}")
+    page.locator("form.mm-check").wait_for(state="visible")
+    assert page.locator("form.mm-check select").input_value() == metric.key
+    assert page.locator("h3.mm-key button.mm-copy").count() == len(manual.metrics)
+    page.locator(f"h3#{metric.anchor} button.mm-copy").click()
+    page.wait_for_function("() => navigator.clipboard.readText().then(t => t.length > 0)")
+    assert page.evaluate("navigator.clipboard.readText()") == metric.key
+    _close(context, page, base)
+
+
+# --- drawings: a legend, the domain, size and contrast ------------------------------------------
+
+_CONTRAST = """() => {
+  const rgb = c => { const m = c.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const over = (fg, bg, alpha) => fg.slice(0, 3).map((v, i) => v * alpha + bg[i] * (1 - alpha));
+  const page = rgb(getComputedStyle(document.body).backgroundColor);
+  const low = [];
+  // Marks: the strongest of each mark's painted parts (a band's outline, a tick's stroke) against the page.
+  for (const g of document.querySelectorAll('.md-content svg g.mm-mark, .md-content svg g.mm-legend')) {
+    let best = 0;
+    for (const el of g.querySelectorAll('rect, path, line, circle')) {
+      const s = getComputedStyle(el);
+      for (const [paint, opacity] of [[s.stroke, s.strokeOpacity], [s.fill, s.fillOpacity]]) {
+        if (!paint || paint === 'none' || paint.startsWith('url')) continue;
+        const c = rgb(paint);
+        best = Math.max(best, ratio(over(c, page, c[3] * Number(opacity) * Number(s.opacity)), page));
+      }
+    }
+    if (best && best < 3) low.push(['mark', g.getAttribute('class'), best.toFixed(2)]);
+  }
+  // Text: drawings' words and numbers, metric keys, table cells.
+  for (const el of document.querySelectorAll('.md-content svg text, h3.mm-key code, .mm-table td, .mm-table th')) {
+    let bg = page, node = el;
+    while (node && node.nodeType === 1) {
+      const c = rgb(getComputedStyle(node).backgroundColor);
+      if (c[3] > 0) { bg = over(c, page, c[3]); break; }
+      node = node.parentElement;
+    }
+    const s = getComputedStyle(el);
+    const c = rgb(el instanceof SVGElement ? s.fill : s.color);
+    const r = ratio(over(c, bg, c[3]), bg);
+    if (r < 4.5) low.push(['text', el.textContent.slice(0, 30), r.toFixed(2)]);
+  }
+  return low;
+}"""
+
+_SMALL_TEXT = """() => [...document.querySelectorAll('.md-content svg text')].map(t => {
+  const size = parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a;
+  return [t.textContent, size];
+}).filter(([, size]) => size < 11)"""
+
+
+def test_drawings_and_keys_hold_their_contrast_in_both_schemes_and_text_is_legible_on_a_phone(browser, site) -> None:
+    _, base, _ = site
+    for scheme in ("light", "dark"):
+        for viewport in (DESKTOP, PHONE):
+            context, page = _open(browser, base, viewport=viewport, color_scheme=scheme)
+            page.goto(f"{base}/reference/metrics/")
+            assert page.evaluate(_CONTRAST) == [], (scheme, viewport)
+            if viewport is PHONE:
+                assert page.evaluate(_SMALL_TEXT) == [], scheme
+            _close(context, page, base)
+
+
+def test_each_drawing_has_a_legend_of_the_marks_it_draws_and_reaches_its_domain(page, site, manual) -> None:
+    _, base, _ = site
+    page.goto(f"{base}/reference/metrics/")
+    for key, metric in manual.metrics.items():
+        svg = page.locator(f"h3#{metric.anchor} + .mm-entry svg.mm-ranges")
+        if svg.count() == 0:
+            continue
+        drawn = set(svg.locator("g.mm-mark").evaluate_all("gs => gs.map(g => g.dataset.kind)"))
+        legend = set(svg.locator("g.mm-legend").evaluate_all("gs => gs.map(g => g.dataset.kind)"))
+        assert drawn <= legend and legend - drawn <= {"open"}, key
+        lo, hi = float(svg.get_attribute("data-axis-min") or ""), float(svg.get_attribute("data-axis-max") or "")
+        domain = metric.value_domain
+        if domain == "fraction":
+            assert (lo, hi) == (0, 1), key
+        elif domain == "non-negative":
+            assert lo == 0, key
+
+
+# --- the slips ------------------------------------------------------------------------------------
+
+
+def test_a_deep_link_highlights_its_own_entry_in_the_contents(page, site, manual) -> None:
+    _, base, _ = site
+    for metric in list(manual.metrics.values())[1:8]:
+        page.goto(f"{base}/reference/metrics/#{metric.anchor}")
+        page.wait_for_timeout(300)
+        active = page.locator(".md-nav--secondary a.md-nav__link--active").evaluate_all(
+            "as => as.map(a => a.getAttribute('href'))"
+        )
+        assert active and set(active) == {f"#{metric.anchor}"}, (metric.key, active)
+
+
+_CODE = """() => {
+  const out = [];
+  for (const pre of document.querySelectorAll('.md-content pre')) {
+    // A token split over two lines has two boxes.
+    for (const tok of pre.querySelectorAll('.mm-tok'))
+      if (tok.getClientRects().length > 1) out.push('split: ' + tok.textContent);
+    const button = pre.querySelector('.md-clipboard');
+    if (!button) continue;
+    const b = button.getBoundingClientRect();
+    const walker = document.createTreeWalker(pre.querySelector('code'), NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects())
+        if (r.width && r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom)
+          out.push('under the copy button: ' + n.textContent.slice(0, 20));
+    }
+  }
+  return out;
+}"""
+
+
+def test_code_blocks_break_between_tokens_and_the_copy_button_covers_no_text(browser, site) -> None:
+    _, base, out = site
+    for viewport in (DESKTOP, PHONE):
+        context, page = _open(browser, base, viewport=viewport)
+        for path in ("deriving/", "judging/", "maintaining/", "exports/"):
+            if not (out / path / "index.html").exists():
+                continue
+            page.goto(f"{base}/{path}")
+            assert page.evaluate(_CODE) == [], (path, viewport)
+        _close(context, page, base)
+
+
+def test_the_judging_options_copy_without_backslashes_and_presence_is_not_a_range_in_bold(page, site, manual) -> None:
+    _, base, out = site
+    page.goto(f"{base}/judging/")
+    assert "\\|" not in page.locator(".md-content").inner_text()
+    page.goto(f"{base}/reference/metrics/")
+    for span in page.locator(".mm-entry .mm-range").all():
+        weight = span.evaluate("s => getComputedStyle(s).fontWeight")
+        assert (int(weight) >= 600) == (span.inner_text() not in ("logged in every step", "no range")), (
+            span.inner_text()
+        )
+
+
+def test_the_site_publishes_no_loopback_address_when_site_url_is_unset(site) -> None:
+    root, _, out = site
+    if "SITE_URL" in os.environ:
+        pytest.skip("SITE_URL is set")
+    for file in [*out.rglob("*.html"), out / "sitemap.xml", *(root / "docs/export").iterdir()]:
+        text = file.read_text("utf-8")
+        assert "127.0.0.1" not in text and "localhost" not in text, file
+    assert 'rel="canonical"' not in (out / "reference/metrics/index.html").read_text("utf-8")
+
+
+def fragments(manual: Manual) -> list[tuple[str, str]]:
+    """(query, key) for key fragments a reader types: the last segment with spaces for `_`, and each
+    `_`-part of at least four letters that no other key has."""
+    parts: dict[str, set[str]] = {}
+    for key in manual.metrics:
+        for part in re.split(r"[/_]", key):
+            parts.setdefault(part, set()).add(key)
+    out = []
+    for key, metric in manual.metrics.items():
+        if metric.members or "{" in key:
+            continue
+        last = key.rsplit("/", 1)[1]
+        out.append((last.replace("_", " "), key))
+        out += [(part, key) for part in last.split("_") if len(part) >= 4 and parts.get(part) == {key}]
+    return out
+
+
+def test_a_key_fragment_finds_its_entry_first(page, site, manual) -> None:
+    _, base, _ = site
+    page.goto(f"{base}/")
+    for query, key in fragments(manual)[:12]:
+        href, _ = _first_result(page, query)
+        assert href.endswith(f"#{manual.metrics[key].anchor}"), f"{query!r} lands on {href}"
+        # The entry is the first row a reader sees, not the page it is on.
+        first_visible = page.locator(".md-search-result__item").first.locator("a.md-search-result__link:visible").first
+        assert "#" in (first_visible.get_attribute("href") or ""), query
