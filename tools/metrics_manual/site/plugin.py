@@ -12,6 +12,7 @@ the last good pages and shows the findings on top of every page until a good sav
 from __future__ import annotations
 
 import html
+import json
 import logging
 import re
 import sys
@@ -39,6 +40,29 @@ from metrics_manual.site.render import environment, template_error
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
+
+# Search: an entry's document weighs more than a page's (entries outrank pages), and among keys
+# that a query matches alike (`truncated` in rollout/truncated and rollout/truncated_ratio) the
+# key with fewer words weighs more: the exact key comes first. Titles outweigh text 1000 to 1,
+# so these factors order equal title matches and never lift a text match over a title match.
+ENTRY_BOOST = 2.0
+
+
+def rank_entries(index: Path, manual: Manual) -> None:
+    """Boost each metric entry's document in the search index the search plugin wrote (runs after it)."""
+    try:
+        data = json.loads(index.read_text("utf-8"))
+    except (OSError, ValueError):
+        return  # no search plugin, or no index: nothing to rank
+    anchors = {m.anchor: key for key, m in manual.metrics.items()}
+    separator = re.compile(data.get("config", {}).get("separator") or r"[\s\-/_]+")
+    for doc in data.get("docs", []):
+        _, _, anchor = str(doc.get("location", "")).partition("#")
+        if anchor in anchors:
+            words = [w for w in separator.split(anchors[anchor]) if w]
+            doc["boost"] = ENTRY_BOOST + 1 / max(1, len(words))
+    index.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
+
 
 _CODE_BLOCK = re.compile(r"(<pre[^>]*><code[^>]*>)([^<]*)(</code></pre>)")
 _TOKEN = re.compile(r"\S+")
@@ -144,6 +168,11 @@ class MetricsManualPlugin(BasePlugin):
         _tell_terminal(message + "\nServing the last good pages with these findings; save a fix to reload.")
 
     def on_post_build(self, config: MkDocsConfig) -> None:
+        if self.manual is not None:
+            rank_entries(Path(config.site_dir) / "search" / "search_index.json", self.manual)
+        self._post_build_serving()
+
+    def _post_build_serving(self) -> None:
         if self.serving and self.problem is not None:
             # What MkDocs warned of in this build (a link to a page never generated ...) follows from
             # the problem the banner shows; under `strict` it would fail the rebuild and stall the browser.
