@@ -196,7 +196,7 @@
     if (base.origin !== location.origin) return; // the exports of this site only
     Promise.all(ids.map((id) => fetch(new URL(id + ".json", base)).then((r) => (r.ok ? r.json() : Promise.reject(r.status)))))
       .then((docs) => setUp(form, docs))
-      .catch(() => {}); // offline from a file, or an export missing: the form stays hidden, the page reads on
+      .catch((error) => console.warn("metrics manual: the value checker is off:", error)); // offline from a file, or an export missing: the page reads on
   }
 
   // --- a copy button on each metric key ----------------------------------------------------------
