@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test bench system-packages
+.PHONY: serve build test bench system-packages release-name publish versions
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -33,3 +33,24 @@ test: $(VENV)/.installed system-packages
 
 bench: $(VENV)/.installed
 	$(BIN)/python tools/bench.py
+
+# Publishing with mike: one version per Miles commit the catalog documents (miles-<8 digits>), `latest`
+# aliased to the newest, Material's version selector from mkdocs.publish.yml. Commits to the local
+# gh-pages branch; PUSH=1 also pushes it (the publish workflow does). PAGES_URL is where the versions
+# are served; each version is built with SITE_URL=$(PAGES_URL)<version>/ so its exports link to it.
+PAGES_URL ?= http://127.0.0.1:8000/
+MIKE_PUSH := $(if $(filter 1,$(PUSH)),--push,)
+
+release-name: $(VENV)/.installed
+	@$(BIN)/python -m metrics_manual.site.release
+
+publish: $(VENV)/.installed
+	$(eval VERSION := $(shell $(BIN)/python -m metrics_manual.site.release))
+	@test -n "$(VERSION)" || { echo "no release name: does ranges/ load?"; exit 2; }
+	SITE_URL=$(PAGES_URL)$(VERSION)/ PATH=$(abspath $(BIN)):$$PATH $(BIN)/mike deploy -F mkdocs.publish.yml $(MIKE_PUSH) --update-aliases $(VERSION) latest
+	$(BIN)/mike set-default -F mkdocs.publish.yml $(MIKE_PUSH) latest
+
+# The published versions, and a local server of the gh-pages branch with its version selector.
+versions: $(VENV)/.installed
+	$(BIN)/mike list -F mkdocs.publish.yml
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/mike serve -F mkdocs.publish.yml

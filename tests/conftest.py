@@ -12,11 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 import browser_helpers
 
 REPO = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# Hypothesis keeps no example database: a result depends on the code and the seed only, never
+# on what an earlier run left in .hypothesis/ (a saved failure replayed there kept a clean
+# checkout red). A failure prints its seed and a @reproduce_failure line to replay it.
+# In CI the examples are also derandomized: the same code gives the same verdict every run.
+# Each property test sets its own budget (max_examples) with @settings.
+settings.register_profile("local", database=None, deadline=None)
+settings.register_profile("ci", database=None, deadline=None, derandomize=True)
+settings.load_profile("ci" if IN_CI else "local")
 
 TINY_CATALOG = """\
 title: Metrics

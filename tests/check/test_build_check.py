@@ -21,9 +21,9 @@ def check(root: Path, *args: str):
 
 def test_build_writes_only_changed_files(tiny: Path) -> None:
     first = build(tiny)
-    assert first.endswith("15 written, 0 unchanged, 0 removed\n")
+    assert first.endswith("18 written, 0 unchanged, 0 removed\n")
     stamps = {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
-    assert build(tiny).endswith("0 written, 15 unchanged, 0 removed\n")
+    assert build(tiny).endswith("0 written, 18 unchanged, 0 removed\n")
     assert stamps == {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
     profile = tiny / "ranges/profiles/tiny.yaml"
     profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
@@ -32,6 +32,7 @@ def test_build_writes_only_changed_files(tiny: Path) -> None:
     assert sorted(line for line in out.splitlines() if line.startswith("wrote")) == [
         "wrote docs/.generated.json",
         "wrote docs/export/tiny.csv",
+        "wrote docs/export/tiny.grafana.json",
         "wrote docs/export/tiny.json",
         "wrote docs/export/tiny.rules.yml",
         "wrote docs/export/tiny.yaml",
@@ -144,7 +145,7 @@ def test_drift_template_drops_a_value(tiny: Path) -> None:
     line = line_of(tiny / "docs/reference/metrics.md", "{#m-train-grad_norm ")
     assert result.stdout.splitlines()[0] == (
         f"docs/reference/metrics.md:{line}:1: error: reference page disagrees with ranges/: "
-        "train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing"
+        "train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing [MM411]"
     )
 
 
@@ -194,7 +195,8 @@ def test_drift_hand_written_page_names_unknown_metric(tiny: Path) -> None:
     result = check(tiny)
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == (
-        "docs/guide.md:4:1: error: unknown metric 'train/grad_nrom': not in ranges/catalog.yaml; did you mean 'train/grad_norm'?"
+        "docs/guide.md:4:1: error: unknown metric 'train/grad_nrom': not in ranges/catalog.yaml; "
+        "did you mean 'train/grad_norm'? [MM410]"
     )
     assert result.stdout.splitlines()[1] == "1 problem(s)"  # a rebuild would not fix it: no advice to run build
     (tiny / "docs/guide.md").write_text(
@@ -207,14 +209,14 @@ def test_check_formats(tiny: Path) -> None:
     build(tiny)
     edit(tiny / "docs/profiles/tiny.md", "| Model | M-1 |", "| Model | M-2 |")
     as_json = json.loads(check(tiny, "--format", "json").stdout)
-    assert [(d["path"], d["line"], d["message"].split(";")[0]) for d in as_json] == [
-        ("docs/profiles/tiny.md", 14, "generated file was edited by hand")
+    assert [(d["path"], d["line"], d["code"], d["name"]) for d in as_json] == [
+        ("docs/profiles/tiny.md", 14, "MM403", "hand-edited")
     ]
     assert as_json[0]["diff"].startswith("--- a/docs/profiles/tiny.md\n+++ b/docs/profiles/tiny.md\n")
     github = check(tiny, "--format", "github")
     assert github.returncode == 1
     assert github.stdout == (
-        "::error file=docs/profiles/tiny.md,line=14,col=1::generated file was edited by hand; "
+        "::error file=docs/profiles/tiny.md,line=14,col=1,title=MM403 hand-edited::generated file was edited by hand; "
         "edit ranges/ or templates/ instead and run `metrics-manual build`\n"
     )
 
@@ -294,7 +296,37 @@ def test_short_diff_shows_the_first_hunks_and_counts_the_rest() -> None:
 
 
 def test_github_annotations_escape_every_property() -> None:
-    from metrics_manual.diagnostics.finding import Finding, report
+    from metrics_manual.diagnostics import codes
+    from metrics_manual.diagnostics.finding import Finding
+    from metrics_manual.diagnostics.report import report
 
-    finding = Finding("docs/a,b:c%.md", 3, 1, "bad: 100%\nnext line")
-    assert report([finding], "github") == "::error file=docs/a%2Cb%3Ac%25.md,line=3,col=1::bad: 100%25%0Anext line"
+    finding = Finding("docs/a,b:c%.md", 3, 1, "bad: 100%\nnext line", code=codes.GENERATED_OUT_OF_DATE)
+    assert report([finding], "github") == (
+        "::error file=docs/a%2Cb%3Ac%25.md,line=3,col=1,title=MM402 generated-out-of-date::bad: 100%25%0Anext line"
+    )
+
+
+def test_changed_drawing_reads_as_one_line() -> None:
+    from metrics_manual.check.drift import short_diff
+
+    svg = '<div class="mm-figure"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 480 58">{}</svg></div>\n'
+    head = "### [`train/grad_norm`](#m) {#m .mm-key}\n\nmeaning\n"
+    old = head + svg.format("<rect x='1'/>" * 300) + "after\n"
+    new = old.replace("<rect x='1'/>", "<rect x='2'/>").replace("meaning", "a meaning")
+    diff = short_diff("docs/reference/metrics.md", old, new)
+    assert "<svg" not in diff and "rect" not in diff
+    assert "~ drawing of train/grad_norm changed\n" in diff
+    assert "-meaning\n+a meaning\n" in diff
+    # A drawing added or removed (not changed in place) is still one line, named.
+    assert "+drawing of train/grad_norm (inline SVG)\n" in short_diff("f", head + "after\n", old)
+
+
+def test_drift_of_a_widened_band_is_a_short_report(tiny: Path) -> None:
+    build(tiny)
+    edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
+    result = check(tiny)
+    assert result.returncode == 1
+    assert "<svg" not in result.stdout
+    drawn = [line for line in result.stdout.splitlines() if line.startswith("~ drawing of ")]
+    assert drawn, result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 300  # no line of inline SVG

@@ -42,7 +42,7 @@ def _outward(value: float, digits: int, up: bool) -> float:
 finite = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(finite, min_size=1, max_size=30), st.integers(min_value=1, max_value=8))
 def test_outward_rounding_keeps_every_value_inside(values: list[float], digits: int) -> None:
     lo, hi = round_down(min(values), digits), round_up(max(values), digits)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import run_cli
@@ -58,6 +59,7 @@ def agrees(root: Path) -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+@pytest.mark.slow
 def test_ordinary_edits_keep_docs_and_data_in_agreement(repo_copy: Path, tmp_path: Path) -> None:
     profiles = sorted((repo_copy / "ranges/profiles").glob("*.y*ml"))
     original = profiles[0]

@@ -266,6 +266,7 @@ def poisoned_site(tmp_path_factory: pytest.TempPathFactory):
     return root / "site"
 
 
+@pytest.mark.slow
 def test_no_output_of_the_site_holds_a_raw_tag_from_the_source(poisoned_site) -> None:
     # Pages, 404, sitemap, search index (Material shows its titles and texts as HTML) ...; not the theme's
     # assets, nor the exports, which are data for tools and carry the text as it is.

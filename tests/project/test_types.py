@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 
+@pytest.mark.slow
 def test_mypy_passes_on_the_package() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "tools/metrics_manual"], cwd=REPO, capture_output=True, text=True

@@ -15,7 +15,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(ops)
 def test_series_behaves_as_a_dict_sorted_by_step(operations: list[tuple[str, int, float]]) -> None:
     series, model = Series(), {}

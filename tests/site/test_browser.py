@@ -21,6 +21,7 @@ import pytest
 
 from browser_helpers import Quiet
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
+from metrics_manual.exports.formats import EXPORT_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.source.load import Manual, load_manual
 from site_helpers import mkdocs_build
@@ -68,8 +69,8 @@ EVERY_PROFILE = (
 def _fixture_tree(root: Path) -> Path:
     """The repository's site (mkdocs.yml, hand pages, templates) over the two-profile source."""
     copy_repo(root)
-    shutil.rmtree(root / "ranges/profiles")
-    (root / "ranges/profiles").mkdir()
+    shutil.rmtree(root / "ranges")  # the whole source is the fixture's (no coverage of the real catalog)
+    (root / "ranges/profiles").mkdir(parents=True)
     (root / "ranges/catalog.yaml").write_text(TWO_CATALOG, "utf-8")
     (root / "ranges/coverage.yaml").unlink(missing_ok=True)  # it checks the real catalog against Miles
     (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
@@ -368,7 +369,7 @@ def test_profile_page_links_downloads_that_exist(page, site, manual) -> None:
     for p in manual.profiles:
         page.goto(f"{base}/profiles/{p.id}/")
         links = page.locator(".md-content a[href*='export/']").evaluate_all("els => els.map(e => e.href)")
-        assert len(links) == 5
+        assert len(links) == len(EXPORT_FORMATS) + 1  # each format and the profile's JSON Schema
         for href in links:
             response = page.request.get(href)
             assert response.status == 200, href
@@ -394,15 +395,20 @@ def test_code_paths_link_to_the_catalog_commit(page, site, manual) -> None:
     code = manual.catalog.code
     page.goto(f"{base}/reference/metrics/")
     for metric in manual.metrics.values():
-        link = page.locator(f"h3#{metric.anchor} + .mm-entry a.mm-path")
+        links = page.locator(f"h3#{metric.anchor} + .mm-entry a.mm-path")
         if metric.origin is None or not code.url:
-            assert link.count() == 0
+            assert links.count() == 0
             continue
-        assert (
-            link.get_attribute("href")
-            == f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(metric.origin.path, safe='/')}"
-        )
-        assert link.inner_text() == metric.origin.path
+        # Where the value is computed, then where its key is named when that is elsewhere.
+        paths = [metric.origin.path] + ([metric.origin.named_at.path] if metric.origin.named_at else [])
+        assert links.count() == len(paths), metric.key
+        for i, path in enumerate(paths):
+            link = links.nth(i)
+            assert (
+                link.get_attribute("href")
+                == f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(path, safe='/')}"
+            )
+            assert link.inner_text() == path
 
 
 # --- drawings ------------------------------------------------------------------------------

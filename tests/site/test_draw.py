@@ -184,7 +184,7 @@ def test_ticks_step_by_one_two_or_five_times_a_power_of_ten() -> None:
 finite = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_subnormal=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(finite, min_size=1, max_size=6))
 def test_any_numbers_get_an_axis_that_holds_them(values: list[float]) -> None:
     axis = make_axis(values, 10, 470)

@@ -346,15 +346,13 @@ def test_missing_or_broken_templates_are_findings(tiny: Path) -> None:
     page.write_bytes(b"# Profiles \xff\n")
     with pytest.raises(SourceError) as exc:
         generate(tiny)
-    assert [str(f) for f in exc.value.findings] == [
-        "templates/pages/profiles/index.md.j2:1:12: error: template is not UTF-8; save it as UTF-8"
+    assert [(f.path, f.line, f.col, f.code.id) for f in exc.value.findings] == [
+        ("templates/pages/profiles/index.md.j2", 1, 12, "MM203")  # not-utf8
     ]
     shutil.rmtree(tiny / "templates/pages")
     with pytest.raises(SourceError) as exc:
         generate(tiny)
-    assert [str(f) for f in exc.value.findings] == [
-        "templates/pages:1:1: error: folder is missing: the page templates live there"
-    ]
+    assert [(f.path, f.code.id) for f in exc.value.findings] == [("templates/pages", "MM302")]  # templates-missing
 
 
 # --- reading the page back (check) ------------------------------------------------------

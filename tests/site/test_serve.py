@@ -20,6 +20,9 @@ from site_helpers import ENV, fetch, free_port, mkdocs_build, wait_for
 GOOD = "min: 0.25, max: 4.5"
 
 
+pytestmark = pytest.mark.slow  # every test here runs `mkdocs build` or `mkdocs serve`
+
+
 def broken(text: str) -> str:
     """Two findings, one of them echoing markup."""
     return text.replace(GOOD, "min: 5.25, max: 4.5").replace("title: Tiny runs", "title: Tiny runs\nevil<b>x</b>: 1")

@@ -12,6 +12,7 @@ import time
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import snapshot
@@ -80,6 +81,7 @@ def second_profile(root: Path) -> tuple[str, str, str]:
     return data["title"], old, new
 
 
+@pytest.mark.slow
 def test_strict_build_of_the_manual(repo_copy: Path, tmp_path: Path) -> None:
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode == 0, result.stderr
@@ -110,6 +112,7 @@ class _Loads(HTMLParser):
             self.urls.append(a.get("href") or "")
 
 
+@pytest.mark.slow
 def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     assert mkdocs_build(repo_copy, site).returncode == 0
@@ -128,6 +131,7 @@ def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path)
     assert "fonts.googleapis.com" not in (site / "index.html").read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_a_second_profile_appears_without_template_or_config_change(repo_copy: Path, tmp_path: Path) -> None:
     title, old, new = second_profile(repo_copy)
     result = mkdocs_build(repo_copy, tmp_path / "site")
@@ -141,6 +145,7 @@ def test_a_second_profile_appears_without_template_or_config_change(repo_copy: P
     assert title in home
 
 
+@pytest.mark.slow
 def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path: Path) -> None:
     profile = first_profile(repo_copy)
     text = profile.read_text("utf-8")
@@ -162,6 +167,7 @@ def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path
         assert f'href="reference/metrics/#{metric.anchor}"><code>{metric.key}</code></a>' in home, metric.key
 
 
+@pytest.mark.slow
 def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path, tmp_path: Path) -> None:
     path = first_profile(repo_copy)
     data = yaml.safe_load(path.read_text("utf-8"))
@@ -180,6 +186,7 @@ def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path,
     assert snapshot(repo_copy) == before
 
 
+@pytest.mark.slow
 def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_path: Path) -> None:
     nasty = "a | b <script>alert(1)</script> *x* `y` [x](y) {{ x }}"
     catalog = repo_copy / "ranges/catalog.yaml"
@@ -212,6 +219,7 @@ def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
     assert "docs/schema/profile.schema.json:" in result.stdout
 
 
+@pytest.mark.slow
 def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:
     anchor = next(iter(load_manual(repo_copy).metrics.values())).anchor + "-typo"
     (repo_copy / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm](reference/metrics.md#{anchor}).\n", "utf-8")

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -132,7 +133,8 @@ def outcome(root: Path, fast: bool):
         return err.findings
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits())
 def test_random_edits_load_or_give_findings(edit: tuple[dict[str, str], str, bytes]) -> None:
     tree, name, data = edit
@@ -238,7 +240,7 @@ def safe_load(text: str) -> tuple[bool, object]:
         return False, None
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(SCALARS, st.sampled_from(["v: {}\n", "v: [{}]\n", "v: {{w: {}}}\n", "- {}\n"]))
 def test_every_scalar_means_what_yaml_safe_load_reads_or_is_a_finding(scalar: str, form: str) -> None:
     text = form.format(scalar)
@@ -272,7 +274,7 @@ def same(a: object, b: object) -> bool:
     return a == b
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(SCALARS)
 def test_every_key_is_the_string_yaml_safe_load_reads_or_a_finding(scalar: str) -> None:
     text = f"{scalar}: 1\n"

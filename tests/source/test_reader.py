@@ -46,67 +46,67 @@ CASES = [
         "text the old fast path took for a string",
         "advice: Build your own.",
         "advice: ]",
-        f"{P}:4:9: error: invalid YAML: while parsing a block node did not find expected node content",
+        f"{P}:4:9: error: invalid YAML: while parsing a block node did not find expected node content [MM201]",
     ),
     (
         "octal",
         "min: 0.5,",
         "min: 017,",
-        f"{P}:26:25: error: min: '017' reads as an octal number (15) in YAML 1.1; write it without the leading zero, or quote it if it is text",
+        f"{P}:26:25: error: min: '017' reads as an octal number (15) in YAML 1.1; write it without the leading zero, or quote it if it is text [MM210]",
     ),
     (
         "hexadecimal",
         "min: 0.5,",
         "min: 0x10,",
-        f"{P}:26:25: error: min: '0x10' is a hexadecimal number; write it in decimal (16)",
+        f"{P}:26:25: error: min: '0x10' is a hexadecimal number; write it in decimal (16) [MM210]",
     ),
     (
         "binary",
         "min: 0.5,",
         "min: 0b101,",
-        f"{P}:26:25: error: min: '0b101' is a binary number; write it in decimal (5)",
+        f"{P}:26:25: error: min: '0b101' is a binary number; write it in decimal (5) [MM210]",
     ),
     (
         "base 60",
         "min: 0.5,",
         "min: 1:30,",
-        f"{P}:26:25: error: min: '1:30' reads as a base-60 number (90) in YAML 1.1; quote it if it is text",
+        f"{P}:26:25: error: min: '1:30' reads as a base-60 number (90) in YAML 1.1; quote it if it is text [MM210]",
     ),
     (
         "underscores",
         "max: 0.9",
         "max: 1_000",
-        f"{P}:26:35: error: max: '1_000' has underscores, which YAML 1.1 drops; write 1000",
+        f"{P}:26:35: error: max: '1_000' has underscores, which YAML 1.1 drops; write 1000 [MM210]",
     ),
     (
         "decimal comma in block",
         "  prompts_per_step: 4",
         "  prompts_per_step: 4,5",
-        f"{P}:10:21: error: prompts_per_step: '4,5' looks like a number with a decimal comma; write 4.5, or quote it if it is text",
+        f"{P}:10:21: error: prompts_per_step: '4,5' looks like a number with a decimal comma; write 4.5, or quote it if it is text [MM211]",
     ),
     (
         "decimal comma in flow",
         "min: 0.5,",
         "min: 0,35,",
-        f"{P}:26:25: error: min: '0,35' looks like a number with a decimal comma; write 0.35, or quote it if it is text",
+        f"{P}:26:25: error: min: '0,35' looks like a number with a decimal comma; write 0.35, or quote it if it is text [MM211]",
     ),
     (
         "yes/no boolean",
         "  dataset: D",
         "  dataset: no",
-        f"{P}:8:12: error: dataset: 'no' reads as a boolean (false) in YAML 1.1; write false, or quote it if it is text",
+        f"{P}:8:12: error: dataset: 'no' reads as a boolean (false) in YAML 1.1; write false, or quote it if it is text [MM213]",
     ),
     (
         "depth 500, flow",
         TINY_PROFILE,
         TINY_PROFILE + "deep: " + "[" * 500 + "\n",
-        f"{P}:34:70: error: the data nests deeper than 64 levels; a source needs only a few",
+        f"{P}:34:70: error: the data nests deeper than 64 levels; a source needs only a few [MM216]",
     ),
     (
         "depth 500, block",
         TINY_PROFILE,
         TINY_PROFILE + "deep:\n  " + "- " * 500 + "x\n",
-        f"{P}:35:129: error: the data nests deeper than 64 levels; a source needs only a few",
+        f"{P}:35:129: error: the data nests deeper than 64 levels; a source needs only a few [MM216]",
     ),
 ]
 
@@ -137,7 +137,7 @@ def test_depth_25000_is_a_finding_not_a_crash(tmp_path: Path, deep: str) -> None
     result = cli(root)
     assert result.returncode == 2, result.stderr[-500:]
     assert errors(result) == [
-        f"{P}:{'34:70' if deep[0] == '[' else '35:129'}: error: the data nests deeper than 64 levels; a source needs only a few"
+        f"{P}:{'34:70' if deep[0] == '[' else '35:129'}: error: the data nests deeper than 64 levels; a source needs only a few [MM216]"
     ]
     assert "Traceback" not in result.stderr
 
@@ -164,8 +164,8 @@ def test_symlink_out_of_the_project_is_not_read(tmp_path: Path) -> None:
     result = cli(root)
     assert result.returncode == 2
     assert errors(result) == [
-        f"{P}:1:1: error: the file is a link to a place outside the project; only files inside it are read",
-        "ranges/profiles/zero.yaml:1:1: error: the file is a link to a place outside the project; only files inside it are read",
+        f"{P}:1:1: error: the file is a link to a place outside the project; only files inside it are read [MM202]",
+        "ranges/profiles/zero.yaml:1:1: error: the file is a link to a place outside the project; only files inside it are read [MM202]",
     ]
     for line in SECRET.splitlines():
         assert line.split(":")[1] not in result.stdout + result.stderr
@@ -186,8 +186,8 @@ def test_named_pipe_and_directory_are_findings_not_hangs(tmp_path: Path) -> None
     result = cli(root, timeout=60)  # before: waits forever on the pipe
     assert result.returncode == 2
     assert errors(result) == [
-        "ranges/profiles/folder.yaml:1:1: error: not a regular file but a directory; ranges/ holds only YAML files",
-        "ranges/profiles/pipe.yaml:1:1: error: not a regular file but a named pipe; ranges/ holds only YAML files",
+        "ranges/profiles/folder.yaml:1:1: error: not a regular file but a directory; ranges/ holds only YAML files [MM202]",
+        "ranges/profiles/pipe.yaml:1:1: error: not a regular file but a named pipe; ranges/ holds only YAML files [MM202]",
     ]
 
 
@@ -203,7 +203,7 @@ def test_file_size_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(source, "MAX_BYTES", size - 1)  # the catalog is smaller
     root = write_project(tmp_path)
     assert findings_of(root) == [
-        f"{P}:1:1: error: the file has {size:,} bytes; a source file may have at most {size - 1:,}"
+        f"{P}:1:1: error: the file has {size:,} bytes; a source file may have at most {size - 1:,} [MM202]"
     ]
 
 

@@ -20,153 +20,180 @@ PROFILE_CASES = [
         "broken YAML",
         "title: Tiny runs",
         "title: [Tiny runs",
-        f"{P}:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'",
+        f"{P}:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']' [MM201]",
     ),
     (
         "duplicate key",
         "title: Tiny runs",
         "title: Tiny runs\ntitle: Again",
-        f"{P}:3:1: error: duplicate key 'title' (first defined at line 2, column 1)",
+        f"{P}:3:1: error: duplicate key 'title' (first defined at line 2, column 1) [MM208]",
     ),
     (
         "number as string",
         "min: 0.5,",
         "min: '0.5',",
-        f"{P}:26:25: error: min: expected a number, got the string '0.5'; remove the quotes",
+        f"{P}:26:25: error: min: expected a number, got the string '0.5'; remove the quotes [MM104]",
     ),
-    ("min above max", "min: 0.5, max: 0.9", "min: 0.95, max: 0.9", f"{P}:26:7: error: min 0.95 is above max 0.9"),
+    (
+        "min above max",
+        "min: 0.5, max: 0.9",
+        "min: 0.95, max: 0.9",
+        f"{P}:26:7: error: min 0.95 is above max 0.9 [MM105]",
+    ),
     (
         "unknown metric",
         "  train/pg_clipfrac:",
         "  train/pg_clipfrak:",
-        f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first; did you mean 'train/pg_clipfrac'?",
+        f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first; did you mean 'train/pg_clipfrac'? [MM108]",
     ),
     (
         "unknown source",
         "sources: [summary]}",
         "sources: [sumary]}",
-        f"{P}:26:61: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'?",
+        f"{P}:26:61: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'? [MM108]",
     ),
     (
         "python tag",
         "title: Tiny runs",
         "title: !!python/object/apply:os.system ['touch PWNED']",
-        f"{P}:2:8: error: YAML tag '!!python/object/apply:os.system' is not allowed; use a plain list",
+        f"{P}:2:8: error: YAML tag '!!python/object/apply:os.system' is not allowed; use a plain list [MM205]",
     ),
     (
         "custom tag",
         "title: Tiny runs",
         "title: !secret Tiny",
-        f"{P}:2:8: error: YAML tag '!secret' is not allowed; only plain strings, numbers, booleans, lists and mappings are",
+        f"{P}:2:8: error: YAML tag '!secret' is not allowed; only plain strings, numbers, booleans, lists and mappings are [MM205]",
     ),
-    ("nan", "max: 0.9", "max: .nan", f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite"),
-    ("inf", "max: 0.9", "max: -.inf", f"{P}:26:35: error: max: '-.inf' is not a finite number; ranges must be finite"),
+    (
+        "nan",
+        "max: 0.9",
+        "max: .nan",
+        f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite [MM212]",
+    ),
+    (
+        "inf",
+        "max: 0.9",
+        "max: -.inf",
+        f"{P}:26:35: error: max: '-.inf' is not a finite number; ranges must be finite [MM212]",
+    ),
     (
         "overflow",
         "max: 0.9",
         "max: 1.0e+999",
-        f"{P}:26:35: error: max: '1.0e+999' is not a finite number; ranges must be finite",
+        f"{P}:26:35: error: max: '1.0e+999' is not a finite number; ranges must be finite [MM212]",
     ),
     (
         "overflow without dot",
         "max: 0.9",
         "max: 1e999",
-        f"{P}:26:35: error: max: '1e999' is not a finite number; ranges must be finite",
+        f"{P}:26:35: error: max: '1e999' is not a finite number; ranges must be finite [MM212]",
     ),
     (
         "zero steps",
         "value: 400, steps: 10",
         "value: 400, steps: 0",
-        f"{P}:28:41: error: steps: Input should be greater than 0",
+        f"{P}:28:41: error: steps: Input should be greater than 0 [MM105]",
     ),
     (
         "negative steps",
         "steps: 10, sources",
         "steps: -3, sources",
-        f"{P}:26:47: error: steps: Input should be greater than 0",
+        f"{P}:26:47: error: steps: Input should be greater than 0 [MM105]",
     ),
     (
         "unknown field",
         "  dataset: D",
         "  datasett: D\n  dataset: D",
-        f"{P}:8:3: error: unknown field 'datasett'; did you mean 'dataset'?",
+        f"{P}:8:3: error: unknown field 'datasett'; did you mean 'dataset'? [MM101]",
     ),
     (
         "misplaced field",
         "  steps: 10\n",
         "  steps: 10\nsteps: 10\n",
-        f"{P}:14:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup",
+        f"{P}:14:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup [MM101]",
     ),
     (
         "long value is cut in the message",
         "kind: median",
         "kind: " + "m" * 10_000,
-        f"{P}:28:14: error: unknown kind '" + "m" * 78 + "…; expected one of: 'band', 'median', 'exact', 'presence'",
+        f"{P}:28:14: error: unknown kind '"
+        + "m" * 78
+        + "…; expected one of: 'band', 'median', 'exact', 'presence' [MM103]",
     ),
-    ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice'"),
+    ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice' [MM102]"),
     (
         "unknown kind",
         "kind: median",
         "kind: mean",
-        f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence'",
+        f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence' [MM103]",
     ),
     (
         "boolean for integer",
         "prompts_per_step: 4",
         "prompts_per_step: true",
-        f"{P}:10:21: error: prompts_per_step: expected an integer, got True",
+        f"{P}:10:21: error: prompts_per_step: expected an integer, got True [MM104]",
     ),
     (
         "alias",
         "  steps: 10\nsources:",
         "  steps: 10\nextra_setup: &s {a: 1}\nagain: *s\nsources:",
-        f"{P}:14:14: error: anchors and aliases (&name, *name) are not supported here; write the value out",
+        f"{P}:14:14: error: anchors and aliases (&name, *name) are not supported here; write the value out [MM206]",
     ),
     (
         "date",
         "commit: abcdef12",
         "commit: 2026-01-01",
-        f"{P}:16:63: error: '2026-01-01' reads as a date; quote it to make it a string",
+        f"{P}:16:63: error: '2026-01-01' reads as a date; quote it to make it a string [MM214]",
     ),
     (
         "window longer than steps",
         "window: {first: 2}",
         "window: {first: 2}, steps: 1",
-        f"{P}:31:7: error: window of the first 2 steps is longer than the 1 steps",
+        f"{P}:31:7: error: window of the first 2 steps is longer than the 1 steps [MM105]",
     ),
     (
         "steps beyond setup",
         "value: 400, steps: 10",
         "value: 400, steps: 11",
-        f"{P}:28:41: error: 11 steps is more than the 10 steps of the setup",
+        f"{P}:28:41: error: 11 steps is more than the 10 steps of the setup [MM109]",
     ),
     (
         "unknown section note",
         "  training: {text",
         "  trainin: {text",
-        f"{P}:18:3: error: unknown section 'trainin'; did you mean 'training'?",
+        f"{P}:18:3: error: unknown section 'trainin'; did you mean 'training'? [MM108]",
     ),
     (
         "unknown note",
         "see: tiny-notes",
         "see: tiny-note",
-        f"{P}:18:46: error: unknown note 'tiny-note'; add it under 'notes'; did you mean 'tiny-notes'?",
+        f"{P}:18:46: error: unknown note 'tiny-note'; add it under 'notes'; did you mean 'tiny-notes'? [MM108]",
     ),
     (
         "line break in text",
         "title: Tiny runs",
         'title: "Tiny\\nruns"',
-        f"{P}:2:8: error: title: text must be one line without control characters; fold long text with >-",
+        f"{P}:2:8: error: title: text must be one line without control characters; fold long text with >- [MM105]",
     ),
-    ("blank text", "title: Tiny runs", 'title: "   "', f"{P}:2:8: error: title: text must not be blank"),
-    ("top-level list", TINY_PROFILE, "- a\n- b\n", f"{P}:1:1: error: the file must hold a YAML mapping at the top"),
-    ("empty file", TINY_PROFILE, "", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
-    ("only a comment", TINY_PROFILE, "# nothing yet\n", f"{P}:1:1: error: file is empty; it must hold a YAML mapping"),
+    ("blank text", "title: Tiny runs", 'title: "   "', f"{P}:2:8: error: title: text must not be blank [MM105]"),
+    (
+        "top-level list",
+        TINY_PROFILE,
+        "- a\n- b\n",
+        f"{P}:1:1: error: the file must hold a YAML mapping at the top [MM204]",
+    ),
+    ("empty file", TINY_PROFILE, "", f"{P}:1:1: error: file is empty; it must hold a YAML mapping [MM204]"),
+    (
+        "only a comment",
+        TINY_PROFILE,
+        "# nothing yet\n",
+        f"{P}:1:1: error: file is empty; it must hold a YAML mapping [MM204]",
+    ),
     (
         "two documents",
         TINY_PROFILE,
         "a: 1\n---\nb: 2\n",
-        f"{P}:2:1: error: invalid YAML: expected a single document in the stream but found another document",
+        f"{P}:2:1: error: invalid YAML: expected a single document in the stream but found another document [MM201]",
     ),
 ]
 
@@ -175,6 +202,13 @@ def findings_of(root: Path) -> list[str]:
     with pytest.raises(SourceError) as exc:
         load_manual(root)
     return [str(f) for f in exc.value.findings]
+
+
+def kinds_of(root: Path) -> list[tuple[str, int, int, str]]:
+    """Where each finding is and its kind: what a test of which problems are found holds to."""
+    with pytest.raises(SourceError) as exc:
+        load_manual(root)
+    return [(f.path, f.line, f.col, f.code.id) for f in exc.value.findings]
 
 
 @pytest.mark.parametrize(("case", "old", "new", "expected"), PROFILE_CASES, ids=[c[0] for c in PROFILE_CASES])
@@ -196,7 +230,7 @@ def test_tag_is_never_executed(tmp_path: Path) -> None:
 def test_non_utf8(tmp_path: Path) -> None:
     root = write_project(tmp_path, profiles={})
     (root / P).write_bytes(TINY_PROFILE.encode().replace(b"Tiny runs", b"Tiny \xff runs"))
-    assert findings_of(root) == [f"{P}:2:13: error: file is not UTF-8 (byte 0xff); save it as UTF-8"]
+    assert findings_of(root) == [f"{P}:2:13: error: file is not UTF-8 (byte 0xff); save it as UTF-8 [MM203]"]
 
 
 CATALOG_CASES = [
@@ -204,21 +238,26 @@ CATALOG_CASES = [
         "duplicate metric",
         "      - key: train/pg_clipfrac",
         "      - key: train/grad_norm",
-        f"{C}:18:14: error: metric 'train/grad_norm' is already in the catalog (section 'training')",
+        f"{C}:18:14: error: metric 'train/grad_norm' is already in the catalog (section 'training') [MM106]",
     ),
     (
         "bad key",
         "key: train/grad_norm",
         "key: Train grad norm",
-        f"{C}:16:14: error: key: String should match pattern '^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\\-]|\\{{[a-z_]+\\}})+)+(/\\*)?$', got 'Train grad norm'",
+        f"{C}:16:14: error: key: String should match pattern '^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\\-]|\\{{[a-z_]+\\}})+)+(/\\*)?$', got 'Train grad norm' [MM105]",
     ),
     (
         "family without members",
         "        members: [train/weight/mean, train/weight/max]\n",
         "",
-        f"{C}:20:9: error: a family key ends in /* and lists its members",
+        f"{C}:20:9: error: a family key ends in /* and lists its members [MM105]",
     ),
-    ("duplicate section", "  - id: training", "  - id: rollout", f"{C}:13:9: error: duplicate section id 'rollout'"),
+    (
+        "duplicate section",
+        "  - id: training",
+        "  - id: rollout",
+        f"{C}:13:9: error: duplicate section id 'rollout' [MM106]",
+    ),
 ]
 
 
@@ -241,15 +280,14 @@ def test_all_findings_collected_across_files(tmp_path: Path) -> None:
             "three": TINY_PROFILE,  # same id and note id as tiny
         },
     )
-    assert findings_of(root) == [
-        "ranges/profiles/tiny.yaml:26:35: error: max: '.nan' is not a finite number; ranges must be finite",
-        "ranges/profiles/two.yaml:3:8: error: invalid YAML: while parsing a flow sequence did not find expected ',' or ']'",
+    assert kinds_of(root) == [
+        ("ranges/profiles/tiny.yaml", 26, 35, "MM212"),  # non-finite-number
+        ("ranges/profiles/two.yaml", 3, 8, "MM201"),  # invalid-yaml
     ]
     root = write_project(tmp_path / "b", profiles={"tiny": TINY_PROFILE, "three": TINY_PROFILE})
-    assert findings_of(root) == [
-        "ranges/profiles/tiny.yaml:1:5: error: profile id 'tiny' is already used by ranges/profiles/three.yaml",
-        "ranges/profiles/tiny.yaml:20:9: error: note id 'tiny-notes' gives the anchor 's-ref-tiny-notes', "
-        "which note 'tiny-notes' of ranges/profiles/three.yaml already has; choose another id",
+    assert kinds_of(root) == [
+        ("ranges/profiles/tiny.yaml", 1, 5, "MM106"),  # duplicate-id
+        ("ranges/profiles/tiny.yaml", 20, 9, "MM107"),  # anchor-clash
     ]
 
 
@@ -258,7 +296,7 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     text = run_cli("validate", "--root", str(root))
     assert (text.returncode, text.stdout) == (2, "")
     assert text.stderr == (
-        f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite\n1 error(s).\n"
+        f"{P}:26:35: error: max: '.nan' is not a finite number; ranges must be finite [MM212]\n1 error(s).\n"
     )
     as_json = run_cli("validate", "--root", str(root), "--format", "json")
     assert as_json.returncode == 2
@@ -268,14 +306,18 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
             "line": 26,
             "col": 35,
             "severity": "error",
-            "diff": "",
+            "code": "MM212",
+            "name": "non-finite-number",
             "message": "max: '.nan' is not a finite number; ranges must be finite",
+            "hint": "Write a finite number, or leave the bound out.",
+            "diff": "",
         }
     ]
     github = run_cli("validate", "--root", str(root), "--format", "github")
     assert (github.returncode, github.stdout) == (
         2,
-        f"::error file={P},line=26,col=35::max: '.nan' is not a finite number; ranges must be finite\n",
+        f"::error file={P},line=26,col=35,title=MM212 non-finite-number::"
+        "max: '.nan' is not a finite number; ranges must be finite\n",
     )
     assert "Traceback" not in text.stderr + as_json.stderr
 
@@ -299,7 +341,7 @@ def test_cli_root_and_missing_root(tmp_path: Path) -> None:
 def test_missing_catalog(tmp_path: Path) -> None:
     root = write_project(tmp_path)
     (root / C).unlink()
-    assert findings_of(root) == [f"{C}:1:1: error: cannot read file: No such file or directory"]
+    assert kinds_of(root) == [(C, 1, 1, "MM202")]  # unreadable-file
 
 
 def test_real_source_is_valid() -> None:
@@ -317,12 +359,12 @@ def test_independent_problems_of_a_file_all_show_at_once(tmp_path: Path) -> None
         .replace("sources: [summary]}", "sources: [sumary]}")
     )
     root = write_project(tmp_path, profiles={"tiny": profile})
-    assert findings_of(root) == [
-        f"{P}:5:1: error: unknown field 'steps' here; 'steps' belongs in a band expectation, a median expectation or setup",
-        f"{P}:7:3: error: missing field 'steps'",
-        f"{P}:26:35: error: max: expected a number, got the string 'x'",
-        f"{P}:26:59: error: unknown source 'sumary'; declare it under 'sources'; did you mean 'summary'?",
-        f"{P}:27:3: error: unknown metric 'rollout/response_lengthz'; add it to ranges/catalog.yaml first; did you mean 'rollout/response_lengths'?",
+    assert kinds_of(root) == [
+        (P, 5, 1, "MM101"),  # unknown-field (misplaced)
+        (P, 7, 3, "MM102"),  # missing-field
+        (P, 26, 35, "MM104"),  # wrong-type
+        (P, 26, 59, "MM108"),  # unknown-reference (source)
+        (P, 27, 3, "MM108"),  # unknown-reference (metric)
     ]
 
 
@@ -334,9 +376,9 @@ def test_yml_profiles_are_read_and_other_files_are_findings(tmp_path: Path) -> N
     (root / "ranges/profiles/notes.txt").write_text("x", "utf-8")
     (root / "ranges/extra.yaml").write_text("a: 1", "utf-8")
     (root / "ranges/profiles/.swap").write_text("editor state", "utf-8")  # hidden files are not source
-    assert findings_of(root) == [
-        "ranges/extra.yaml:1:1: error: not part of the source: ranges/ holds catalog.yaml, coverage.yaml and ranges/profiles/; move this file elsewhere",
-        "ranges/profiles/notes.txt:1:1: error: not a profile: profiles are .yaml or .yml files; rename it or move it out of this folder",
+    assert kinds_of(root) == [
+        ("ranges/extra.yaml", 1, 1, "MM110"),  # not-a-source-file
+        ("ranges/profiles/notes.txt", 1, 1, "MM110"),
     ]
 
 
@@ -361,7 +403,7 @@ def test_a_note_whose_anchor_is_taken_is_a_finding(tmp_path: Path, note_id: str)
     }[note_id]
     assert findings_of(root) == [
         f"{P}:20:9: error: note id {note_id!r} gives the anchor 's-ref-{note_id}', "
-        f"which {owner} already has; choose another id"
+        f"which {owner} already has; choose another id [MM107]"
     ]
 
 

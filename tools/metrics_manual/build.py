@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.disk.files import Plan, apply, locked, plan, recover
 from metrics_manual.exports.formats import export_document, render_exports, source_schemas
+from metrics_manual.history.diff import diff_schema
 from metrics_manual.judge.rules import verdict_schemas
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.capture import captured_runs_by_profile, captures_in_repo
@@ -33,7 +35,7 @@ def site_url(root: Path) -> str | None:
         with path.open("rb") as fh:
             config = yaml_load(fh, loader=get_yaml_loader(config=MkDocsConfig(config_file_path=str(path))))
     except (OSError, ConfigurationError) as exc:
-        raise SourceError([Finding("mkdocs.yml", 1, 1, f"cannot read it: {exc}")]) from None
+        raise SourceError([Finding("mkdocs.yml", 1, 1, f"cannot read it: {exc}", code=codes.SITE_CONFIG)]) from None
     url = config.get("site_url")
     return url if isinstance(url, str) and url else None
 
@@ -49,6 +51,7 @@ def generate(root: Path, manual: Manual | None = None) -> tuple[Manual, dict[str
             **render_exports(manual, site_url(root)),
             **source_schemas(),
             **verdict_schemas(),
+            **diff_schema(),
         }
     return manual, files
 

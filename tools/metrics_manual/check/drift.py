@@ -13,6 +13,7 @@ from pathlib import Path
 from metrics_manual.build import generate
 from metrics_manual.check.readback import REFERENCE, reference_findings
 from metrics_manual.check.rejudge import rejudge
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.disk.files import MANIFEST, Plan, locked, plan, read_text, recover
 from metrics_manual.exports.formats import EXPORT_DIR
@@ -49,9 +50,9 @@ def short_diff(rel: str, old: str, new: str) -> str:
         out.append(f"@@ -{lo + i1 + 1},{i2 - i1} +{lo + j1 + 1},{j2 - j1} @@\n")
         for tag, ia, ib, ja, jb in group:
             if tag == "equal":
-                out += [" " + line for line in win_a[ia:ib]]
+                out += [" " + _line(a, lo + i) for i in range(ia, ib)]
                 continue
-            out += ["-" + line for line in win_a[ia:ib]] + ["+" + line for line in win_b[ja:jb]]
+            out += _changed(a, lo + ia, lo + ib, b, lo + ja, lo + jb)  # whole files: a drawing's heading is above
     rest = len(groups) - DIFF_HUNKS
     if rest > 0 or cut:
         changed = max(len(mid_a), len(mid_b))
@@ -59,27 +60,69 @@ def short_diff(rel: str, old: str, new: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
+_SVG = re.compile(r"<svg[\s>]")
+_HEADING_KEY = re.compile(r"`([^`]+)`")
+_LOOK_BACK = 40  # lines from a drawing up to its metric's heading
+
+
+def _drawing(lines: list[str], i: int) -> str | None:
+    """What the drawing on line `i` shows ("drawing of train/grad_norm"); None if the line is no drawing.
+
+    A drawing is one line of inline SVG thousands of characters long: a diff names it instead."""
+    if not _SVG.search(lines[i]):
+        return None
+    for j in range(i - 1, max(-1, i - 1 - _LOOK_BACK), -1):
+        if lines[j].startswith("#"):
+            heading = lines[j].lstrip("#").split("{#")[0].strip()
+            key = _HEADING_KEY.search(heading)
+            return f"drawing of {key.group(1) if key else heading}"
+    return "drawing"
+
+
+def _line(lines: list[str], i: int) -> str:
+    drawing = _drawing(lines, i)
+    return lines[i] if drawing is None else f"{drawing} (inline SVG)\n"
+
+
+def _changed(a: list[str], ia: int, ib: int, b: list[str], ja: int, jb: int) -> list[str]:
+    """The diff lines of one changed block; a drawing changed in place reads as one line."""
+    pairs = [(i, j) for i, j in zip(range(ia, ib), range(ja, jb)) if (d := _drawing(a, i)) and d == _drawing(b, j)]
+    same_a, same_b = {i for i, _ in pairs}, {j for _, j in pairs}
+    out = ["-" + _line(a, i) for i in range(ia, ib) if i not in same_a]
+    out += ["+" + _line(b, j) for j in range(ja, jb) if j not in same_b]
+    return out + [f"~ {_drawing(a, i)} changed\n" for i, _ in pairs]
+
+
 def plan_findings(root: Path, todo: Plan) -> list[Finding]:
     """Each difference of the plan as a finding, the way build would resolve it."""
     out: list[Finding] = list(todo.refused) + list(todo.kept)
     for rel, text in todo.write.items():
         if rel in todo.missing:
-            out.append(Finding(rel, 1, 1, f"generated file is missing; {FIX}"))
+            out.append(Finding(rel, 1, 1, f"generated file is missing; {FIX}", code=codes.GENERATED_MISSING))
             continue
         current = read_text(root / rel) or ""
         line = next(
             (i for i, (x, y) in enumerate(zip(current.splitlines(), text.splitlines()), 1) if x != y),
             min(current.count("\n"), text.count("\n")) + 1,
         )
+        code = codes.HAND_EDITED if rel in todo.hand_edited else codes.GENERATED_OUT_OF_DATE
         if rel in todo.hand_edited:
             why = f"generated file was edited by hand; edit ranges/ or templates/ instead and {FIX}"
         elif rel == MANIFEST:
             why = f"list of generated files is out of date; {FIX}"
         else:
             why = f"generated file is out of date; {FIX}"
-        out.append(Finding(rel, line, 1, why, diff=short_diff(rel, current, text)))
+        out.append(Finding(rel, line, 1, why, diff=short_diff(rel, current, text), code=code))
     for rel in todo.remove:
-        out.append(Finding(rel, 1, 1, f"stray generated file: build no longer makes it; {FIX} to remove it"))
+        out.append(
+            Finding(
+                rel,
+                1,
+                1,
+                f"stray generated file: build no longer makes it; {FIX} to remove it",
+                code=codes.STRAY_GENERATED,
+            )
+        )
     return out
 
 
@@ -95,6 +138,7 @@ def foreign_exports(root: Path, files: dict[str, str]) -> list[Finding]:
             1,
             "file in the export folder that build does not make; move it out of "
             f"{EXPORT_DIR}/ (build never deletes a file it did not write)",
+            code=codes.FOREIGN_EXPORT,
         )
         for rel in sorted(p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file())
         if rel not in files
@@ -103,6 +147,9 @@ def foreign_exports(root: Path, files: dict[str, str]) -> list[Finding]:
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# Looser than the model's METRIC_KEY_PATTERN on purpose: a misspelt key (any word characters, a `*`)
+# must still be taken for a key, to be named as unknown.
+_LOOKS_LIKE_KEY = re.compile(r"[\w/@.\-*]+")
 
 
 def unknown_keys(known: set[str], rel: str, text: str) -> list[Finding]:
@@ -113,12 +160,16 @@ def unknown_keys(known: set[str], rel: str, text: str) -> list[Finding]:
     for match in _CODE_SPAN.finditer(text):
         word = match.group(1).strip()
         head, _, rest = word.partition("/")
-        if head in namespaces and rest and re.fullmatch(r"[\w/@.\-*]+", word) and word not in known:
+        if head in namespaces and rest and _LOOKS_LIKE_KEY.fullmatch(word) and word not in known:
             line = text.count("\n", 0, match.start()) + 1
             col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
             out.append(
                 Finding(
-                    rel, line, col, f"unknown metric {word!r}: not in ranges/catalog.yaml" + did_you_mean(word, known)
+                    rel,
+                    line,
+                    col,
+                    f"unknown metric {word!r}: not in ranges/catalog.yaml" + did_you_mean(word, known),
+                    code=codes.UNKNOWN_METRIC_IN_PAGE,
                 )
             )
     return out

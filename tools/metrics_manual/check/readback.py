@@ -12,6 +12,7 @@ import html
 import re
 from collections import Counter
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.phrase import describe, plain, unit_name
 from metrics_manual.source.load import Manual
@@ -50,7 +51,11 @@ def reference_findings(manual: Manual, page: str) -> list[Finding]:
     out: list[Finding] = []
 
     def bad(i: int, message: str) -> None:
-        out.append(Finding(REFERENCE, i + 1, 1, f"reference page disagrees with ranges/: {message}"))
+        out.append(
+            Finding(
+                REFERENCE, i + 1, 1, f"reference page disagrees with ranges/: {message}", code=codes.REFERENCE_DISAGREES
+            )
+        )
 
     sections, entries = _entries(page.splitlines())
     want_sections = [s.id for s in manual.catalog.sections]

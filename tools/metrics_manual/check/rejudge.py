@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
@@ -78,7 +79,11 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
             source = profile.sources[sid]
             assert isinstance(source, CaptureSource)
             if not path.is_file():
-                out.append(doc.finding(("sources", sid, "path"), f"capture {source.path} is missing"))
+                out.append(
+                    doc.finding(
+                        ("sources", sid, "path"), f"capture {source.path} is missing", code=codes.CAPTURE_MISSING
+                    )
+                )
                 continue
             if sha256_of(path) != source.sha256:
                 out.append(
@@ -86,12 +91,13 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
                         ("sources", sid, "sha256"),
                         f"capture {source.path} changed: its SHA-256 no longer "
                         "matches; restore it or derive the ranges again",
+                        code=codes.CAPTURE_CHANGED,
                     )
                 )
             try:
                 run = read_capture_run(path, source.path, manual.catalog)
             except ManualError as err:
-                out += getattr(err, "findings", [doc.finding(("sources", sid, "path"), str(err))])
+                out += getattr(err, "findings", [doc.finding(("sources", sid, "path"), str(err), code=err.code)])
                 continue
             out += run.problems
             runs[sid] = run
@@ -109,6 +115,7 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
                             doc.finding(
                                 ("expectations", key, i),
                                 f"{key} {r.expected}: its own capture {sid!r} gives {r.verdict}: {r.reason}",
+                                code=codes.CAPTURE_DISAGREES,
                             )
                         )
     return out

@@ -10,8 +10,8 @@ from typing import Any, NoReturn
 
 import click
 
-from metrics_manual.diagnostics.finding import FORMATS as FINDING_FORMATS
-from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError, report
+from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
+from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.disk.files import settle
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
@@ -70,7 +70,7 @@ def show(findings: list[Finding], fmt: str) -> None:
 
 def fail(err: ManualError, fmt: str = "text", *, wrote_nothing: bool = False) -> NoReturn:
     """Report a bad input or a failed write and exit 2."""
-    findings = err.findings if isinstance(err, SourceError) else [Finding("-", 1, 1, str(err))]
+    findings = err.findings if isinstance(err, SourceError) else [Finding("-", 1, 1, str(err), code=err.code)]
     if isinstance(err, SourceError) or fmt != "text":
         show(findings, fmt)
         if fmt == "text":

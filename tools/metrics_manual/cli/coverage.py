@@ -13,7 +13,9 @@ import click
 from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, find_root, root_option
 from metrics_manual.coverage.compare import Result, compare
 from metrics_manual.coverage.scan import python_files, scan
-from metrics_manual.diagnostics.finding import FORMATS, Finding, ManualError
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.source.load import CATALOG, load_manual
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -65,16 +67,21 @@ def as_text(r: Result) -> str:
 
 def findings(r: Result) -> list[Finding]:
     out = [
-        Finding(u.path, u.line, 1, f"{u.key} is logged here but not documented in {CATALOG}")
+        Finding(
+            u.path, u.line, 1, f"{u.key} is logged here but not documented in {CATALOG}", code=codes.UNDOCUMENTED_KEY
+        )
         for u in r.emitted_not_documented
         if not u.known
     ]
     out += [
-        Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it")
+        Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it", code=codes.NO_LONGER_LOGGED)
         for g in r.documented_not_emitted
         if not g.known
     ]
-    out += [Finding(CATALOG, 1, 1, f"{m.key}: {m.path} {m.symbol or ''}: {m.reason}") for m in r.moved]
+    out += [
+        Finding(CATALOG, 1, 1, f"{m.key}: {m.path} {m.symbol or ''}: {m.reason}", code=codes.ORIGIN_MOVED)
+        for m in r.moved
+    ]
     return out
 
 
@@ -87,7 +94,9 @@ def findings(r: Result) -> list[Finding]:
     type=click.Path(),
     help="A checkout of Miles (read with Python's ast; never imported).",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format", "fmt", type=click.Choice(FINDING_FORMATS), default="text", show_default=True, help="Output format."
+)
 def coverage_command(root: str | None, miles: str, fmt: str) -> None:
     """Scan a Miles checkout for the keys it logs and compare them with the catalog.
 
@@ -108,7 +117,7 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
     if fmt == "json":
         click.echo(as_json(result))
     elif fmt == "github":
-        click.echo("\n".join(f.github() for f in findings(result)))
+        click.echo(report(findings(result), "github"))
     else:
         click.echo(as_text(result))
     sys.exit(EXIT_DRIFT if result.failing else 0)

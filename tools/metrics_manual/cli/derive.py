@@ -75,7 +75,7 @@ def profile_path(root: Path, profile_id: str) -> Path:
     raise UsageError(f"no file under {PROFILES} holds profile {profile_id!r}")
 
 
-def _shown(path: Path, root: Path) -> str:
+def _display_path(path: Path, root: Path) -> str:
     """Inside the project: relative to its root, so check finds it on any checkout."""
     resolved = path.resolve()
     try:
@@ -123,7 +123,7 @@ def capture_folder(root: Path, given: str | None, profile_id: str, runs: list[Ru
             return None
         folder = root / CAPTURES / profile_id
         click.echo(
-            f"run {inside[0].name} lies inside the project: its capture goes to {_shown(folder, root)}/ "
+            f"run {inside[0].name} lies inside the project: its capture goes to {_display_path(folder, root)}/ "
             "(pass --capture-to to choose the folder)",
             err=True,
         )
@@ -145,7 +145,7 @@ def capture_folder(root: Path, given: str | None, profile_id: str, runs: list[Ru
 
 
 @dataclass
-class Plan:
+class DerivePlan:
     derivation: Derivation
     profile_file: Path
     old_text: str
@@ -219,7 +219,7 @@ def leave_one_out(
     return lines
 
 
-def plan(
+def plan_derivation(
     root: Path,
     manual: Manual,
     export: ProfileExport,
@@ -227,7 +227,7 @@ def plan(
     options: Options,
     capture_to: Path | None,
     code_commit: str | None,
-) -> Plan:
+) -> DerivePlan:
     loaded: dict[str, Run] = {}
     findings: list[Finding] = []
     for r in runs:
@@ -253,9 +253,9 @@ def plan(
             text = capture_text(loaded[r.name], keys)
             target = capture_to / f"{r.name}.jsonl"
             captures[target] = text
-            path, digest = _shown(target, root), hashlib.sha256(text.encode("utf-8")).hexdigest()
+            path, digest = _display_path(target, root), hashlib.sha256(text.encode("utf-8")).hexdigest()
         else:
-            path, digest = _shown(r.path, root), sha256_of(r.path)
+            path, digest = _display_path(r.path, root), sha256_of(r.path)
         sources[r.name] = {
             "kind": "capture",
             "path": path,
@@ -294,7 +294,7 @@ def plan(
     after = export_document(edited, edited.profile(profile.id), None)
     broken = [_line(b) for b in _failures(after, loaded, options.skip_first)]
     left_out = leave_one_out(manual, profile, export, loaded, options) if len(loaded) >= 3 else []
-    return Plan(result, file, old, new, captures, broken, left_out)
+    return DerivePlan(result, file, old, new, captures, broken, left_out)
 
 
 def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
@@ -302,7 +302,7 @@ def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
     return items[index] if index < len(items) else None
 
 
-def report(p: Plan) -> None:
+def report(p: DerivePlan) -> None:
     for o in p.derivation.outcomes:
         head = f"{o.key} [{o.index}] {'proposed ' if o.proposal else ''}{o.kind}"
         click.echo(f"{head}: {o.summary}" if o.summary else head)
@@ -392,7 +392,7 @@ def _derive(
     options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
     run_args = parse_runs(runs)
     folder = capture_folder(project, capture_to, profile_id, run_args)
-    p = plan(project, manual, export, run_args, options, folder, code_commit)
+    p = plan_derivation(project, manual, export, run_args, options, folder, code_commit)
     report(p)
     rel = p.profile_file.relative_to(project).as_posix()
     diff = "".join(
@@ -403,7 +403,7 @@ def _derive(
         try:
             for target, text in p.captures.items():
                 write_real_file(project if target.is_relative_to(project) else target.parent, target, text)
-                click.echo(f"wrote {_shown(target, project)}")
+                click.echo(f"wrote {_display_path(target, project)}")
             if diff:
                 write_real_file(project, p.profile_file, p.new_text)
                 click.echo(f"wrote {rel}; run `metrics-manual build` to regenerate the pages and exports")

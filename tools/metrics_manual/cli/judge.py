@@ -11,11 +11,11 @@ import click
 from metrics_manual.build import exported_profile
 from metrics_manual.cli.common import fail, find_root, progress_bar
 from metrics_manual.diagnostics.finding import Finding, ManualError
-from metrics_manual.diagnostics.finding import report as report_findings
+from metrics_manual.diagnostics.report import report as report_findings
 from metrics_manual.disk.files import write_file
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
-from metrics_manual.runs.read import FORMATS, RunInputError, read_run
+from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
 
 EXIT_INPUT = 2
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -74,7 +74,7 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
 )
 @click.option(
     "--input-format",
-    type=click.Choice(("auto", *FORMATS)),
+    type=click.Choice(("auto", *RUN_FORMATS)),
     default="auto",
     show_default=True,
     help="The form of the run's files (default: detected from their content).",

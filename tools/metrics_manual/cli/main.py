@@ -18,11 +18,13 @@ from metrics_manual.check import drift as check_mod
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.cli.coverage import coverage_command
 from metrics_manual.cli.derive import derive_command
+from metrics_manual.cli.diff import diff_command
 from metrics_manual.cli.judge import judge_command
 from metrics_manual.cli.listing import list_command
-from metrics_manual.diagnostics.finding import ManualError, errors, report
+from metrics_manual.diagnostics.finding import ManualError, errors
+from metrics_manual.diagnostics.report import report
 from metrics_manual.disk.files import write_file
-from metrics_manual.exports.formats import FORMATS, export_text
+from metrics_manual.exports.formats import EXPORT_FORMATS, export_text
 from metrics_manual.source.load import load_manual
 
 
@@ -103,7 +105,7 @@ def check(root: str | None, fmt: str) -> None:
         click.echo(report(findings, fmt))
     bad = errors(findings)
     if fmt == "text":
-        rebuild = any("metrics-manual build" in f.message for f in bad)  # else: fix ranges/ or the captures
+        rebuild = any(f.code.rebuild for f in bad)  # else: fix ranges/ or the captures
         click.echo(
             f"{len(bad)} problem(s)" + (": run `metrics-manual build` to regenerate files" if rebuild else "")
             if bad
@@ -116,7 +118,7 @@ def check(root: str | None, fmt: str) -> None:
 @root_option
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to export.")
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True, help="The export format."
+    "--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="json", show_default=True, help="The export format."
 )
 @click.option(
     "-o",
@@ -140,6 +142,7 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
 
 main.add_command(judge_command)
 main.add_command(derive_command)
+main.add_command(diff_command)
 main.add_command(coverage_command)
 main.add_command(list_command)
 

@@ -20,7 +20,9 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.tokens import CommentToken
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.exports.formats import yaml_float
 
 # mapping indent, sequence indent, offset of the dash: the styles people write by hand.
 _INDENTS = [
@@ -38,13 +40,7 @@ class Number(float):
     """
 
     def yaml_text(self) -> str:
-        text = repr(float(self))
-        if "e" in text:
-            mantissa, exp = text.split("e")
-            mantissa += "" if "." in mantissa else ".0"
-            exp = exp if exp[0] in "+-" else "+" + exp
-            text = f"{mantissa}e{exp}"
-        return text
+        return yaml_float(float(self))
 
 
 def _represent_number(rep: RoundTripRepresenter, value: Number) -> Any:
@@ -235,11 +231,11 @@ class ProfileFile:
         except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
             mark = getattr(exc, "problem_mark", None)
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            raise SourceError(
-                [Finding(display, line, col, f"cannot read for editing: {exc.__class__.__name__}")]
-            ) from None
+            why = f"cannot read for editing: {exc.__class__.__name__}"
+            raise SourceError([Finding(display, line, col, why, code=codes.UNREADABLE_FILE)]) from None
         if not isinstance(data, CommentedMap):
-            raise SourceError([Finding(display, 1, 1, "the file must hold a YAML mapping at the top")])
+            why = "the file must hold a YAML mapping at the top"
+            raise SourceError([Finding(display, 1, 1, why, code=codes.NOT_A_MAPPING)])
         self.data = data
         # The indentation whose dump is closest to the file; new entries are written with it. Lines
         # are matched, not zipped: a flow mapping over two lines would shift every later line.

@@ -152,7 +152,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 @dataclass
-class Outcome:
+class Derived:
     """One expectation of one metric: what the runs show, and what to write (if anything)."""
 
     key: str
@@ -167,10 +167,10 @@ class Outcome:
 
 @dataclass
 class Derivation:
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[Derived] = field(default_factory=list)
 
     @property
-    def violations(self) -> list[Outcome]:
+    def violations(self) -> list[Derived]:
         return [o for o in self.outcomes if o.violation]
 
 
@@ -252,9 +252,9 @@ def band_bounds(values: list[float], method: Method, digits: int, domain: Domain
     return _clamp(round_down(lo, digits), round_up(hi, digits), domain)
 
 
-def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Outcome:
+def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Derived:
     per_run, count, problems = _gather(runs, key, e, o)
-    out = Outcome(key, i, "band", "", proposal=e is None)
+    out = Derived(key, i, "band", "", proposal=e is None)
     if problems:
         out.problems = problems
         return out
@@ -283,9 +283,9 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
     return out
 
 
-def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Outcome:
+def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Derived:
     per_run, count, problems = _gather(runs, key, e, o)
-    out = Outcome(key, i, "median", "", proposal=e is None)
+    out = Derived(key, i, "median", "", proposal=e is None)
     if problems:
         out.problems = problems
         return out
@@ -299,9 +299,9 @@ def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options
     return out
 
 
-def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[str, int], Result]]) -> Outcome:
+def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[str, int], Result]]) -> Derived:
     """An exact value or a presence, held against every run by the judge's rules; never rewritten."""
-    out = Outcome(key, i, e.kind, "")
+    out = Derived(key, i, e.kind, "")
     for name, results in judged.items():
         r = results.get((key, i))
         if r is None:
@@ -329,7 +329,7 @@ def _outcome(
     o: Options,
     judged: dict[str, dict[tuple[str, int], Result]],
     domain: Domain,
-) -> Outcome:
+) -> Derived:
     """A band or median derived again from the runs; an exact value or presence checked in each."""
     match e:
         case Band():

@@ -1,16 +1,17 @@
-"""The few error kinds of metrics-manual, the one finding type, and the one reporter of findings.
+"""The one finding type, and the few error kinds of metrics-manual.
 
 Every command reports what it found the same way: a `Finding` (file, line, column,
-severity, message, and for drift a diff), printed by `report` as text, JSON or GitHub
-workflow annotations.
+severity, message, its kind as a code of `diagnostics.codes`, and for drift a diff),
+printed by `diagnostics.report` as text, JSON or GitHub workflow annotations.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-FORMATS = ("text", "json", "github")
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 
 
 @dataclass(frozen=True, order=True)
@@ -23,40 +24,14 @@ class Finding:
     message: str
     severity: str = "error"  # "error" fails the command; "warning" is shown and passes
     diff: str = field(default="", compare=False)  # for a drifted file: what would change
+    code: Code = field(kw_only=True)  # the kind of finding: what tools and the command match on
+
+    @property
+    def hint(self) -> str:
+        return self.code.hint
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}"
-
-    def github(self) -> str:
-        """A GitHub workflow command; every property and the message escaped as GitHub documents."""
-        level = "error" if self.severity == "error" else "warning"
-        props = ",".join(
-            f"{k}={_escape_property(str(v))}" for k, v in (("file", self.path), ("line", self.line), ("col", self.col))
-        )
-        return f"::{level} {props}::{_escape_data(self.message)}"
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def report(findings: list[Finding], fmt: str) -> str:
-    """All findings in one format: text (with diffs), json (a list of objects) or github annotations."""
-    if fmt == "json":
-        return json.dumps([asdict(f) for f in findings], indent=2, ensure_ascii=False)
-    if fmt == "github":
-        return "\n".join(f.github() for f in findings)
-    return "\n".join(str(f) + (f"\n{f.diff.rstrip()}" if f.diff else "") for f in findings)
-
-
-def shown(value: object, limit: int = 80) -> str:
-    """A value from an untrusted file, quoted and cut short for a message (a 10 MB value gives one line)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message} [{self.code.id}]"
 
 
 def errors(findings: list[Finding]) -> list[Finding]:
@@ -65,6 +40,8 @@ def errors(findings: list[Finding]) -> list[Finding]:
 
 class ManualError(Exception):
     """Base of every error the command reports without a traceback (exit 2)."""
+
+    code: ClassVar[Code] = codes.USAGE
 
 
 class SourceError(ManualError):
@@ -77,3 +54,5 @@ class SourceError(ManualError):
 
 class UsageError(ManualError):
     """The command was asked for something that does not exist (a profile, a root)."""
+
+    code = codes.USAGE

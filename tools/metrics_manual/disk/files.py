@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -28,7 +27,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from metrics_manual.diagnostics.finding import Finding, ManualError, shown
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.text import shown
 
 OUT = "docs"
 MANIFEST = f"{OUT}/.generated.json"
@@ -39,6 +40,8 @@ OLD = ".old"  # inside STAGING: hard links to the files being replaced
 
 class WriteError(ManualError):
     """Build cannot write where it must (a symlink, a read-only folder); the old files stand."""
+
+    code = codes.WRITE_FAILED
 
 
 def digest(text: str) -> str:
@@ -94,10 +97,19 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return {}, [
-            Finding(MANIFEST, 1, 1, f"not valid JSON ({shown(str(exc))}); build rewrites it", severity="warning")
+            Finding(
+                MANIFEST,
+                1,
+                1,
+                f"not valid JSON ({shown(str(exc))}); build rewrites it",
+                severity="warning",
+                code=codes.MANIFEST_UNREADABLE,
+            )
         ]
     if not isinstance(data, dict):
-        return {}, [Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", severity="warning")]
+        return {}, [
+            Finding(MANIFEST, 1, 1, "not a JSON object; build rewrites it", "warning", code=codes.MANIFEST_UNREADABLE)
+        ]
     good: dict[str, str] = {}
     refused: list[Finding] = []
     for rel, sha in data.items():
@@ -107,7 +119,12 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
         if why:
             refused.append(
                 Finding(
-                    MANIFEST, 1, 1, f"entry {shown(rel)} is ignored: {why}; build never touches it", severity="warning"
+                    MANIFEST,
+                    1,
+                    1,
+                    f"entry {shown(rel)} is ignored: {why}; build never touches it",
+                    severity="warning",
+                    code=codes.MANIFEST_ENTRY_IGNORED,
                 )
             )
         else:
@@ -140,7 +157,7 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
     for rel, text in everything.items():
         why = inside_out(root, rel) if rel != MANIFEST else None
         if why:
-            out.refused.append(Finding(rel, 1, 1, f"build will not write here: {why}"))
+            out.refused.append(Finding(rel, 1, 1, f"build will not write here: {why}", code=codes.WRITE_REFUSED))
             continue
         current = read_text(root / rel)
         if current == text:
@@ -166,6 +183,7 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
                     f"entry {shown(rel)} is ignored: outside the folders build generates "
                     f"({', '.join(sorted(folders))}); build never deletes it",
                     severity="warning",
+                    code=codes.MANIFEST_ENTRY_IGNORED,
                 )
             )
         elif digest(current) == previous[rel]:
@@ -178,6 +196,7 @@ def plan(root: Path, files: dict[str, str]) -> Plan:
                     1,
                     "stray file: build no longer makes it, and it was edited since build "
                     "wrote it, so build keeps it; delete it yourself if it is not needed",
+                    code=codes.STRAY_EDITED,
                 )
             )
     return out
@@ -199,6 +218,10 @@ def locked(root: Path) -> Iterator[None]:
     out = root / OUT
     if out.is_symlink():
         raise WriteError(f"{OUT}/ is a symlink; build writes only into a real {OUT}/ folder")
+    # Imported here: fcntl is POSIX-only, and the rest of this module (the plan, single writes, used
+    # by `export -o` and by check's planning) must import wherever Python runs.
+    import fcntl
+
     out.mkdir(exist_ok=True)
     fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -248,12 +271,20 @@ def recover(root: Path) -> bool:
         try:
             _roll_forward(root, *entries)
         except OSError as exc:
-            _roll_back(root, *entries)
-            _clear(root)
-            raise WriteError(
-                f"cannot write {exc.filename or 'the generated files'}: {exc.strerror}; nothing was changed"
-            ) from None
-    return _clear(root) or had
+            what = exc.filename or "the generated files"
+            try:
+                _roll_back(root, *entries)
+                _clear(root)
+            except OSError:  # the journal stays: the next command finishes the switch (new files, never a mix)
+                raise WriteError(f"cannot write {what}: {exc.strerror}; the next command finishes the switch") from None
+            raise WriteError(f"cannot write {what}: {exc.strerror}; nothing was changed") from None
+    try:
+        return _clear(root) or had
+    except OSError as exc:  # the files are complete; only the journal or staging is left for the next command
+        raise WriteError(
+            f"cannot remove {exc.filename or STAGING}: {exc.strerror}; the files are complete and the next "
+            "command tidies up"
+        ) from None
 
 
 def _roll_forward(root: Path, write: list[str], remove: list[str]) -> None:
@@ -369,12 +400,13 @@ def apply(root: Path, todo: Plan) -> None:
                 os.link(root / rel, staging / OLD / rel)
         journal = json.dumps({"write": sorted(todo.write), "remove": todo.remove})
         write_text(root / f"{JOURNAL}.new", journal, 0o644)
+        os.replace(root / f"{JOURNAL}.new", root / JOURNAL)  # the commit point
     except OSError as exc:
-        _remove_staging(root)
-        (root / f"{JOURNAL}.new").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # what is left without a journal, the next command removes
+            _remove_staging(root)
+            (root / f"{JOURNAL}.new").unlink(missing_ok=True)
         what = exc.filename if isinstance(exc.filename, str) else "the generated files"
         raise WriteError(f"cannot write {what}: {exc.strerror}; nothing was changed") from None
-    os.replace(root / f"{JOURNAL}.new", root / JOURNAL)  # the commit point
     recover(root)
 
 

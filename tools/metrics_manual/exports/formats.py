@@ -34,8 +34,8 @@ from metrics_manual.source.load import Manual
 
 EXPORT_DIR = "docs/export"
 SCHEMA_DIR = "docs/schema"  # the source's schemas: editors validate ranges/*.yaml against them
-FORMATS = ("json", "yaml", "csv", "prometheus")
-SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml"}
+EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus", "grafana")
+SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml", "grafana": ".grafana.json"}
 REFERENCE_PAGE = "reference/metrics/"
 
 CSV_COLUMNS: dict[str, str] = {
@@ -85,7 +85,8 @@ def metric_url(site_url: str | None, anchor: str) -> str | None:
 
 def _plain(doc: ProfileExport) -> dict[str, Any]:
     # pydantic's Rust serializer is many times faster than model_dump + json.dumps.
-    return json.loads(doc.model_dump_json(exclude_none=True))
+    data: dict[str, Any] = json.loads(doc.model_dump_json(exclude_none=True))
+    return data
 
 
 def to_json(doc: ProfileExport) -> str:
@@ -103,6 +104,15 @@ def _key(k: str) -> str:
     return k if _PLAIN_KEY.fullmatch(k) and k not in _YAML_WORDS else _scalar(k) if k else '""'
 
 
+def yaml_float(v: float) -> str:
+    """A finite float as both YAML 1.1 (PyYAML, the source's reader) and 1.2 read it: Python's
+    shortest repr, with a dot in the mantissa and a signed exponent (1e-05 -> 1.0e-05), since
+    YAML 1.1 reads 1e-05 as a string."""
+    text = repr(v)
+    mantissa, e, exp = text.partition("e")
+    return f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exp if exp[0] in '+-' else '+' + exp}" if e else text
+
+
 @functools.lru_cache(maxsize=65536, typed=True)  # keys and kinds repeat on every range
 def _scalar(v: Any) -> str:
     if v is None:
@@ -112,14 +122,9 @@ def _scalar(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        text = repr(v)
-        mantissa, e, exp = text.partition("e")
-        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent.
-        return (
-            f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exp if exp[0] in '+-' else '+' + exp}" if e else text
-        )
+        return yaml_float(v)
     if _PLAIN_STR.fullmatch(v) and v.lower() not in _YAML_WORDS and ": " not in v and " #" not in v:
-        return v
+        return str(v)
     # A JSON string is a YAML double-quoted scalar, once the characters YAML may not hold raw are escaped.
     return _NOT_YAML_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(v, ensure_ascii=False))
 
@@ -273,7 +278,7 @@ def _alert_name(key: str, suffix: str) -> str:
     return "Miles" + "".join(w[:1].upper() + w[1:] for w in words if w) + suffix
 
 
-def judge(e: Expectation) -> str | None:
+def why_no_alert_rule(e: Expectation) -> str | None:
     """Why a gauge cannot judge `e`, or None when a rule can (see `_alert`)."""
     match e:
         case Band() | Exact():
@@ -306,7 +311,7 @@ def _alert(e: Expectation, gauge: str) -> tuple[str, str, str]:
         case Exact():
             return f"{gauge} != {_promql_number(e.value)}", "NotExpected", "differs from its expected value"
         case Median() | Presence():
-            raise ValueError(f"no alerting rule for a {e.kind}: {judge(e)}")
+            raise ValueError(f"no alerting rule for a {e.kind}: {why_no_alert_rule(e)}")
         case _:
             assert_never(e)
 
@@ -327,7 +332,7 @@ def to_prometheus(doc: ProfileExport) -> str:
             keys = [m.key]
         for e in m.expectations:
             text = describe(e, m.unit, sources=True)
-            why = judge(e)
+            why = why_no_alert_rule(e)
             if why:
                 left_out.append(f"{m.key}: {text} ({why})")
                 continue
@@ -373,7 +378,7 @@ def render_exports(manual: Manual, site_url: str | None) -> dict[str, str]:
     out: dict[str, str] = {f"{EXPORT_DIR}/profile.schema.json": schema_text(ProfileExport, "Exported profile")}
     for p in manual.profiles:
         doc = export_document(manual, p, site_url)
-        for fmt in FORMATS:
+        for fmt in EXPORT_FORMATS:
             out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt)
     return out
 
@@ -385,6 +390,10 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
         return to_yaml(doc)
     if fmt == "csv":
         return to_csv(doc)
+    if fmt == "grafana":
+        from metrics_manual.exports.grafana import to_grafana  # it imports gauge_name from here
+
+        return to_grafana(doc)
     return to_prometheus(doc)
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
-from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.judge.rules import Judgement, Result, findings
+from metrics_manual.judge.rules import Judgement, Problem, Result
 from metrics_manual.model.phrase import num, plain
+from metrics_manual.text import github_data, github_property, xml_chars
 
 OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
@@ -68,17 +67,14 @@ def text(j: Judgement) -> str:
             f"  {n.metric}" + (f" (expectation {n.expectation})" if n.expectation is not None else "") + f": {n.reason}"
             for n in j.not_judged
         ]
-    out += [str(f) for f in findings(j)]
+    out += [problem_line(p) for p in j.problems]
     out.append(summary_line(j))
     return "\n".join(out) + "\n"
 
 
-# XML 1.0 cannot hold most control characters, even escaped.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _x(s: str) -> str:
-    return _NOT_XML.sub("\ufffd", s)
+def problem_line(p: Problem) -> str:
+    """A reading problem as the command prints a finding: `path:line:col: severity: message`."""
+    return f"{p.path}:{p.line}:{p.col}: {p.severity}: {p.message}"
 
 
 def junit(j: Judgement) -> str:
@@ -97,7 +93,7 @@ def junit(j: Judgement) -> str:
     suite = ET.SubElement(
         root,
         "testsuite",
-        name=_x(f"profile {j.profile}"),
+        name=xml_chars(f"profile {j.profile}"),
         tests=str(len(j.results) + 1),
         failures=str(s.failed),
         errors=str(errors),
@@ -111,37 +107,32 @@ def junit(j: Judgement) -> str:
         ("formats", " ".join(j.run.formats)),
         ("excluded_steps", ranges(j.run.excluded_steps)),
     ):
-        ET.SubElement(props, "property", name=name, value=_x(value))
+        ET.SubElement(props, "property", name=name, value=xml_chars(value))
     for r in j.results:
         case = ET.SubElement(
-            suite, "testcase", classname=_x(r.metric), name=_x(f"[{r.expectation}] {r.kind}: {r.expected}"), time="0"
+            suite,
+            "testcase",
+            classname=xml_chars(r.metric),
+            name=xml_chars(f"[{r.expectation}] {r.kind}: {r.expected}"),
+            time="0",
         )
         if r.verdict != "pass":
             tag = "failure" if r.verdict == "fail" else "error"
-            el = ET.SubElement(case, tag, message=_x(r.reason), type=r.verdict)
-            el.text = _x(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
+            el = ET.SubElement(case, tag, message=xml_chars(r.reason), type=r.verdict)
+            el.text = xml_chars(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
         else:
-            ET.SubElement(case, "system-out").text = _x(r.reason)
+            ET.SubElement(case, "system-out").text = xml_chars(r.reason)
     case = ET.SubElement(suite, "testcase", classname="run", name="the run's files read cleanly", time="0")
-    errs = [f for f in findings(j) if f.severity == "error"]
+    errs = [p for p in j.problems if p.severity == "error"]
     if errs:
-        ET.SubElement(case, "error", message=_x(f"{len(errs)} reading error(s)"), type="error").text = _x(
-            "\n".join(str(f) for f in errs)
+        ET.SubElement(case, "error", message=xml_chars(f"{len(errs)} reading error(s)"), type="error").text = xml_chars(
+            "\n".join(problem_line(p) for p in errs)
         )
-    warns = [str(f) for f in findings(j) if f.severity != "error"]
+    warns = [problem_line(p) for p in j.problems if p.severity != "error"]
     if warns:
-        ET.SubElement(case, "system-err").text = _x("\n".join(warns))
+        ET.SubElement(case, "system-err").text = xml_chars("\n".join(warns))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _prop(value: str) -> str:
-    # A property of a workflow command ends at ',' or '::'.
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
-
-
-def _msg(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def github(j: Judgement) -> str:
@@ -150,11 +141,13 @@ def github(j: Judgement) -> str:
     for r in j.results:
         if r.verdict == "pass":
             continue
-        title = _prop(f"{r.metric} {r.verdict}")
-        out.append(f"::error title={title}::{_msg(f'{r.metric}: expected {r.expected}; {r.reason}')}")
-    out += [f.github() for f in findings(j)]
-    out.append(f"::notice title=metrics-manual judge::{_msg(summary_line(j))}")
+        title = github_property(f"{r.metric} {r.verdict}")
+        out.append(f"::error title={title}::{github_data(f'{r.metric}: expected {r.expected}; {r.reason}')}")
+    for p in j.problems:
+        props = f"file={github_property(p.path)},line={p.line},col={p.col}"
+        out.append(f"::{p.severity} {props}::{github_data(p.message)}")
+    out.append(f"::notice title=metrics-manual judge::{github_data(summary_line(j))}")
     return "\n".join(out) + "\n"
 
 
-__all__ = ["render", "OUTPUTS", "text", "junit", "github", "ranges", "Finding"]
+__all__ = ["render", "OUTPUTS", "text", "junit", "github", "ranges"]

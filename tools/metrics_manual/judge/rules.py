@@ -24,7 +24,6 @@ from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, measured, num
@@ -188,7 +187,7 @@ Failing = list[tuple[int, float | None]]  # (step, value; None: not logged), lig
 
 
 Tolerance = tuple[float, Literal["profile", "rtol"]] | None
-Outcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
+RuleOutcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
 
 
 def _listed(points: Failing, near: list[float], most: int = 5) -> str:
@@ -201,7 +200,7 @@ def _listed(points: Failing, near: list[float], most: int = 5) -> str:
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
 
 
-def band(c: Case) -> Outcome:
+def band(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Band)
     e = c.e
     points = c.points
@@ -219,7 +218,7 @@ def band(c: Case) -> Outcome:
     return "pass", [], f"{where}; {_of(c, len(points))} judged", None
 
 
-def median(c: Case) -> Outcome:
+def median(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Median)
     e = c.e
     own = e.tolerance
@@ -239,7 +238,7 @@ def median(c: Case) -> Outcome:
     return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
 
 
-def exact(c: Case) -> Outcome:
+def exact(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Exact)
     e = c.e
     points = c.points
@@ -258,7 +257,7 @@ def exact(c: Case) -> Outcome:
     )
 
 
-def presence(c: Case) -> Outcome:
+def presence(c: Case) -> RuleOutcome:
     missing: Failing = [(s, None) for s in c.covered if s not in c.values]
     if missing:
         listed = ", ".join(num(p[0]) for p in missing[:10]) + (
@@ -277,7 +276,7 @@ def presence(c: Case) -> Outcome:
 class Rule:
     """How one kind is judged."""
 
-    judge: Callable[[Case], Outcome]
+    judge: Callable[[Case], RuleOutcome]
     needs_values: bool  # no value at the steps it covers is an error before the rule runs
     judges_steps: bool  # steps_judged counts the steps covered, not the values read (presence)
 
@@ -459,11 +458,6 @@ def _one(
     verdict, failing, reason, tolerance = judging.judge(case)
     judged = len(covered) if judging.judges_steps else len(points)
     return result(verdict, judged, reason, _observed(points), failing, tolerance)
-
-
-def findings(j: Judgement) -> list[Finding]:
-    """The reading problems back as findings, for printing."""
-    return [Finding(p.path, p.line, p.col, p.message, p.severity) for p in j.problems]
 
 
 VERDICT_SCHEMA = "docs/export/verdict.schema.json"

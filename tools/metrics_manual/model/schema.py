@@ -28,12 +28,20 @@ def _one_line(text: str) -> str:
 
 
 Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_one_line)]
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
-MetricKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$")]
+# The patterns of the model, once: the schemas carry them, and the field reference says them in words.
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+NAMESPACE_PATTERN = r"^[a-z][a-z0-9_]*$"
+METRIC_KEY_PATTERN = r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$"
 # A key or a pattern of keys: `{name}` holes stand for any text inside one segment (`eval/{dataset}`).
-KeyPattern = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$")]
-Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s()<>`|]+$")]
-Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
+KEY_PATTERN_PATTERN = r"^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$"
+URL_PATTERN = r"^https?://[^\s()<>`|]+$"
+COMMIT_PATTERN = r"^[0-9a-f]{7,40}$"
+
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
+MetricKey = Annotated[str, StringConstraints(pattern=METRIC_KEY_PATTERN)]
+KeyPattern = Annotated[str, StringConstraints(pattern=KEY_PATTERN_PATTERN)]
+Url = Annotated[str, StringConstraints(pattern=URL_PATTERN)]
+Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -194,7 +202,7 @@ class Catalog(Strict):
 
     title: Text = Field(description="Title of the reference page.", examples=["My metrics"])
     code: CodeRepository = Field(description="The code the metric origins were read from.")
-    step_keys: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")], MetricKey] = Field(
+    step_keys: dict[Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)], MetricKey] = Field(
         default_factory=dict,
         description="Namespace of keys -> the key that holds their step.",
         examples=[{"example": "example/step"}],

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.model.schema import CaptureSource, Catalog, Profile
 from metrics_manual.runs.read import read_run
@@ -77,7 +78,8 @@ def read_capture_run(path: Path, shown: str, catalog: Catalog) -> Run:
         raise
     except (ValueError, OverflowError, RecursionError, MemoryError, OSError) as exc:
         # Captures arrive in pull requests: whatever a reader cannot take is a finding, never a traceback.
-        raise CaptureError([Finding(shown, 1, 1, f"capture cannot be read: {exc.__class__.__name__}")]) from None
+        why = f"capture cannot be read: {exc.__class__.__name__}"
+        raise CaptureError([Finding(shown, 1, 1, why, code=codes.UNREADABLE_RUN)]) from None
     run.paths = [shown]
     # The reader names the file as it opened it; a finding names it as the project does.
     run.problems = [replace(f, path=shown) if Path(f.path) == path else f for f in run.problems]

@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.series import Series
 
@@ -70,8 +72,8 @@ class Collector:
             series = self.series[key] = Series()
         series[step] = float(step)
 
-    def problem(self, path: str, line: int, message: str, severity: str = "error", col: int = 1) -> None:
-        self.problems.append(Finding(path, line, col, message, severity))
+    def problem(self, path: str, line: int, message: str, *, code: Code, severity: str = "error", col: int = 1) -> None:
+        self.problems.append(Finding(path, line, col, message, severity, code=code))
 
 
 def number(value: Any) -> float | None:
@@ -124,12 +126,13 @@ def json_records(path: Path, rel: str, out: Collector) -> Iterator[tuple[int, An
                 record = json.loads(line)
             except ValueError as exc:
                 if line.endswith(b"\n"):
-                    out.problem(rel, n, f"corrupt line: {exc}", col=getattr(exc, "colno", 1))
+                    out.problem(rel, n, f"corrupt line: {exc}", code=codes.CORRUPT_LINE, col=getattr(exc, "colno", 1))
                 else:
                     out.problem(
                         rel,
                         n,
                         "the last line is cut (the run may still be writing this file); it was skipped",
+                        code=codes.CUT_LAST_LINE,
                         severity="warning",
                     )
                 continue

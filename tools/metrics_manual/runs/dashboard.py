@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector, as_step, json_records, number
 
 
@@ -18,7 +19,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
     for n, record in json_records(path, rel, out):
         metrics = record.get("metrics") if isinstance(record, dict) else None
         if not isinstance(metrics, dict):
-            out.problem(rel, n, "not a dashboard record: no 'metrics' object")
+            out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)
             continue
         own_key, own_step = record.get("step_key"), as_step(record.get("step"))
         if own_key in out.step_key_set and own_step is not None:
@@ -43,6 +44,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                         rel,
                         n,
                         f"{key} is logged without its step key {sk}; such values were skipped",
+                        code=codes.MISSING_STEP,
                         severity="warning",
                     )
                 continue

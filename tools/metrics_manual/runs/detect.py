@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-FORMATS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
+RUN_FORMATS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
 _HEAD = 64 * 1024
 _KEY = re.compile(rb'"([A-Za-z_]+)"\s*:')
 _SUFFIXES = {

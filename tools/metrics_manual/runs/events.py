@@ -15,16 +15,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 from metrics_manual.runs.collect import Collector, as_step, number
 
 _STRICT, _SPACED, _TYPE, _METRIC = b'"type":"metric"', b'"type": "metric"', b'"type"', b'"metric"'
 _HEAD = 1024
 CHUNK = 4 * 1024 * 1024
+# A problem found before line numbers are counted: byte offset of its line, kind, message, severity, column.
+Problem = tuple[int, Code, str, str, int]
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
-    problems: list[tuple[int, str, str, int]] = []  # byte offset of the line, message, severity, column
+    problems: list[Problem] = []
     with path.open("rb") as fh:
         tail = b""  # the unfinished last line of what was read so far
         offset = 0  # file offset of tail's first byte
@@ -44,15 +48,21 @@ def read(path: Path, rel: str, out: Collector) -> None:
             event = json.loads(tail)
         except ValueError:
             problems.append(
-                (offset, "the last line is cut (the run may still be writing this file); it was skipped", "warning", 1)
+                (
+                    offset,
+                    codes.CUT_LAST_LINE,
+                    "the last line is cut (the run may still be writing this file); it was skipped",
+                    "warning",
+                    1,
+                )
             )
         else:
             if isinstance(event, dict) and event.get("type") == "metric":
                 _metric(event, offset, out, problems, missing_step)
     if problems:
         lines = _line_numbers(path, sorted({p[0] for p in problems}))
-        for at, message, severity, col in problems:
-            out.problem(rel, lines[at], message, severity=severity, col=col)
+        for at, code, message, severity, col in problems:
+            out.problem(rel, lines[at], message, code=code, severity=severity, col=col)
 
 
 def _is_metric_line(data: bytes, start: int, stop: int) -> bool:
@@ -70,7 +80,7 @@ def _scan(
     end: int,
     offset: int,
     out: Collector,
-    problems: list[tuple[int, str, str, int]],
+    problems: list[Problem],
     missing_step: set[str],
 ) -> None:
     # One memchr per line and a look at its head: a non-metric event of any size costs almost nothing.
@@ -82,19 +92,19 @@ def _scan(
             try:
                 event = json.loads(data[start:stop])
             except ValueError as exc:
-                problems.append((offset + start, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
+                problems.append(
+                    (offset + start, codes.CORRUPT_LINE, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1))
+                )
             else:
                 if isinstance(event, dict) and event.get("type") == "metric":
                     _metric(event, offset + start, out, problems, missing_step)
         start = stop + 1
 
 
-def _metric(
-    event: dict[str, Any], at: int, out: Collector, problems: list[tuple[int, str, str, int]], missing_step: set[str]
-) -> None:
+def _metric(event: dict[str, Any], at: int, out: Collector, problems: list[Problem], missing_step: set[str]) -> None:
     metrics = event.get("metrics")
     if not isinstance(metrics, dict):
-        problems.append((at, "a metric event without a 'metrics' object", "error", 1))
+        problems.append((at, codes.NOT_A_RECORD, "a metric event without a 'metrics' object", "error", 1))
         return
     attempt = event.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
@@ -109,7 +119,13 @@ def _metric(
             if key not in missing_step:
                 missing_step.add(key)
                 problems.append(
-                    (at, f"{key} is logged without its step key {sk}; such values were skipped", "warning", 1)
+                    (
+                        at,
+                        codes.MISSING_STEP,
+                        f"{key} is logged without its step key {sk}; such values were skipped",
+                        "warning",
+                        1,
+                    )
                 )
             continue
         v = number(value)

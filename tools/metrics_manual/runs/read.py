@@ -14,14 +14,15 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.model.schema import Catalog
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.detect import FORMATS, detect, looks_like
+from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.series import Run
 
-__all__ = ["read_run", "Run", "FORMATS", "RunInputError", "detect"]
+__all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
 
 READERS: dict[str, Callable[[Path, str, Collector], None]] = {
     "events": events.read,
@@ -58,7 +59,16 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
                 if form:
                     found.append((file, form))
             if len(found) == before:
-                warnings.append(Finding(str(path), 1, 1, "no metrics file of a known form in this folder", "warning"))
+                warnings.append(
+                    Finding(
+                        str(path),
+                        1,
+                        1,
+                        "no metrics file of a known form in this folder",
+                        "warning",
+                        code=codes.NO_RUN_FILES,
+                    )
+                )
         elif path.is_file():
             form = input_format if input_format != "auto" else detect(path)
             if form is None:
@@ -67,17 +77,18 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
                         str(path),
                         1,
                         1,
-                        f"not a metrics file of a known form ({', '.join(FORMATS)}); name the form with --input-format",
+                        f"not a metrics file of a known form ({', '.join(RUN_FORMATS)}); name the form with --input-format",
+                        code=codes.UNKNOWN_RUN_FORM,
                     )
                 )
             else:
                 found.append((path, form))
         else:
-            bad.append(Finding(str(path), 1, 1, "no such file or folder"))
+            bad.append(Finding(str(path), 1, 1, "no such file or folder", code=codes.NO_SUCH_RUN_FILE))
     if bad:
         raise RunInputError(bad)
     if not found:
-        raise RunInputError([Finding(w.path, 1, 1, w.message) for w in warnings])
+        raise RunInputError([Finding(w.path, 1, 1, w.message, code=w.code) for w in warnings])
     return found, warnings
 
 
@@ -97,9 +108,17 @@ def read_run(
     cut last line) are in `Run.problems`. `keys`: keep only these keys' values (the others
     are named in `Run.unread`); None keeps every key.
     """
-    if input_format != "auto" and input_format not in FORMATS:
+    if input_format != "auto" and input_format not in RUN_FORMATS:
         raise RunInputError(
-            [Finding("--input-format", 1, 1, f"unknown form {input_format!r}; one of: auto, {', '.join(FORMATS)}")]
+            [
+                Finding(
+                    "--input-format",
+                    1,
+                    1,
+                    f"unknown form {input_format!r}; one of: auto, {', '.join(RUN_FORMATS)}",
+                    code=codes.UNKNOWN_RUN_FORM,
+                )
+            ]
         )
     step_keys = catalog.step_keys if isinstance(catalog, Catalog) else dict(catalog)
     files, warnings = _files([Path(p) for p in paths], input_format)
@@ -119,7 +138,7 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
         try:
             READERS[form](file, str(file), out)
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            out.problem(str(file), 1, f"cannot read as {form}: {exc}")
+            out.problem(str(file), 1, f"cannot read as {form}: {exc}", code=codes.UNREADABLE_RUN)
         if form not in run.formats:
             run.formats.append(form)
     run.series = out.series

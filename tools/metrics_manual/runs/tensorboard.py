@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.runs.collect import Collector
 
@@ -21,6 +22,8 @@ INSTALL = "reading TensorBoard event files needs the tensorboard extra: pip inst
 
 class MissingExtra(ManualError):
     """The tensorboard package is not installed."""
+
+    code = codes.MISSING_EXTRA
 
 
 def _records(path: Path) -> Any:
@@ -51,6 +54,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 "the last record is cut (the run may still be writing this file); it was skipped"
                 if cut
                 else f"corrupt event record {n}: {exc}; the rest of the file was skipped",
+                code=codes.CUT_LAST_LINE if cut else codes.CORRUPT_LINE,
                 severity="warning" if cut else "error",
             )
             break

@@ -11,6 +11,7 @@ import csv
 import io
 from pathlib import Path
 
+from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector, as_step
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "+inf": "Infinity", "-inf": "-Infinity"}
@@ -38,7 +39,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
         for row in rows:
             n = rows.line_num
             if pending:
-                out.problem(rel, pending[0], f"corrupt line: {pending[1]} fields where the header has {width}")
+                why = f"corrupt line: {pending[1]} fields where the header has {width}"
+                out.problem(rel, pending[0], why, code=codes.CORRUPT_LINE)
                 pending = None
             if out.progress and not n & 0x3FF:
                 pos = raw.tell()
@@ -61,6 +63,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                             rel,
                             n,
                             f"{key} is logged without a step in its step column; such values were skipped",
+                            code=codes.MISSING_STEP,
                             severity="warning",
                             col=i + 1,
                         )
@@ -71,7 +74,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 try:
                     value = float(cell)
                 except ValueError:
-                    out.problem(rel, n, f"{key}: not a number: {cell[:40]!r}", col=i + 1)
+                    out.problem(rel, n, f"{key}: not a number: {cell[:40]!r}", code=codes.NOT_A_NUMBER, col=i + 1)
                     continue
                 out.put(key, step, value)
         if pending:
@@ -80,10 +83,12 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     rel,
                     pending[0],
                     "the last line is cut (the run may still be writing this file); it was skipped",
+                    code=codes.CUT_LAST_LINE,
                     severity="warning",
                 )
             else:
-                out.problem(rel, pending[0], f"corrupt line: {pending[1]} fields where the header has {width}")
+                why = f"corrupt line: {pending[1]} fields where the header has {width}"
+                out.problem(rel, pending[0], why, code=codes.CORRUPT_LINE)
         if out.progress:
             out.progress(raw.tell() - done)
 

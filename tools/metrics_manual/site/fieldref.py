@@ -12,15 +12,24 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from metrics_manual.model.schema import Catalog, Coverage, Profile
+from metrics_manual.model.schema import (
+    COMMIT_PATTERN,
+    METRIC_KEY_PATTERN,
+    NAMESPACE_PATTERN,
+    SLUG_PATTERN,
+    URL_PATTERN,
+    Catalog,
+    Coverage,
+    Profile,
+)
 
 # Patterns of the model, in words (the schema only has the regex).
 _PATTERNS = {
-    r"^[a-z0-9]+(-[a-z0-9]+)*$": "id (a-z, 0-9, -)",
-    r"^[0-9a-f]{7,40}$": "commit hash",
-    r"^https?://[^\s()<>`|]+$": "URL",
-    r"^[a-z][a-z0-9_]*$": "namespace",
-    r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$": "metric key",
+    SLUG_PATTERN: "id (a-z, 0-9, -)",
+    COMMIT_PATTERN: "commit hash",
+    URL_PATTERN: "URL",
+    NAMESPACE_PATTERN: "namespace",
+    METRIC_KEY_PATTERN: "metric key",
 }
 
 

@@ -6,6 +6,7 @@ without a config edit; only the page readers come for moves up, right under the 
 
 from __future__ import annotations
 
+from mkdocs.structure import StructureItem
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
@@ -41,7 +42,7 @@ def metrics_first(nav: Navigation) -> Navigation:
     return nav
 
 
-def _pages(items: list) -> list[Page]:
+def _pages(items: list[StructureItem]) -> list[Page]:
     out: list[Page] = []
     for item in items:
         if isinstance(item, Page):

@@ -25,7 +25,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin, get_plugin_logger
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler
@@ -34,6 +34,8 @@ from metrics_manual.build import NO_SITE_URL, build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.files import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.history.changes import PAGE as CHANGES_PAGE
+from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import metrics_first
 from metrics_manual.site.render import environment, template_error
@@ -90,10 +92,10 @@ def _problem(exc: BaseException, root: Path) -> str:
     # (RecursionError or OSError.)
     if not isinstance(exc, OSError):
         return "a file under ranges/ nests too deeply to read; nothing was written"
-    return f"cannot read or write {_shown(exc.filename, root)}: {exc.strerror}; nothing was changed"
+    return f"cannot read or write {_display_path(exc.filename, root)}: {exc.strerror}; nothing was changed"
 
 
-def _shown(filename: str | None, root: Path) -> str:
+def _display_path(filename: str | None, root: Path) -> str:
     """A path as the reader knows it: relative to the project, the folder for a staged temp file."""
     if not filename:
         return "the generated files"
@@ -104,6 +106,13 @@ def _shown(filename: str | None, root: Path) -> str:
         return path.resolve().relative_to(root).as_posix() + ("/" if path.is_dir() else "")
     except ValueError:
         return str(path)
+
+
+def _head(root: Path) -> str | None:
+    try:
+        return head_commit(root)
+    except ManualError:
+        return None
 
 
 def _tell_terminal(message: str) -> None:
@@ -117,7 +126,7 @@ def _tell_terminal(message: str) -> None:
         print(f"ERROR    -  {message}", file=sys.stderr)
 
 
-class MetricsManualPlugin(BasePlugin):
+class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]  # MkDocs' untyped generic base
     def __init__(self) -> None:
         self.manual: Manual | None = None
         self.root = Path(".")
@@ -125,6 +134,7 @@ class MetricsManualPlugin(BasePlugin):
         self.serving = False
         self.problem: str | None = None  # while serving: why the pages are those of the last good build
         self.cite: Callable[[str], str] = lambda text: text
+        self.changes: tuple[Any, str] | None = None  # (HEAD and catalog keys, the Changes page): serve rebuilds often
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.serving = command == "serve"
@@ -157,6 +167,20 @@ class MetricsManualPlugin(BasePlugin):
             (log.info if self.serving else log.warning)(f"overwrote hand edits in {rel}")
         if todo.write or todo.remove:
             log.info(f"wrote {len(todo.write)} generated file(s), removed {len(todo.remove)}")
+
+    def on_files(self, files: Files, config: MkDocsConfig) -> Files:
+        """Add the Changes page, made from the git history of ranges/ (history/changes.py says why not under docs/)."""
+        if self.manual is None or files.get_file_from_path(CHANGES_PAGE) is not None:
+            return files
+        key = (_head(self.root), tuple(self.manual.metrics))
+        if self.changes is None or self.changes[0] != key:
+            try:
+                page = changes_page(self.root, self.manual)
+            except ManualError as exc:  # git failed: the page says so rather than failing the site
+                page = changes_page_without_history(self.manual, str(exc))
+            self.changes = (key, page)
+        files.append(File.generated(config, CHANGES_PAGE, content=self.changes[1]))
+        return files
 
     def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
         return metrics_first(nav)

@@ -14,6 +14,8 @@ from typing import Any
 
 import jinja2
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.judge.rules import DEFAULT_RTOL
 from metrics_manual.model.domain import bounds
@@ -135,7 +137,9 @@ def template_error(exc: Exception, root: Path) -> SourceError:
         shown = Path(name).resolve().relative_to(root.resolve()).as_posix() if name else "templates"
     except ValueError:
         shown = str(name)
-    return SourceError([Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}")])
+    return SourceError(
+        [Finding(shown, line or 1, 1, f"template error: {exc.__class__.__name__}: {exc}", code=codes.TEMPLATE_ERROR)]
+    )
 
 
 def _undecodable(templates: Path, root: Path) -> list[Finding]:
@@ -147,7 +151,8 @@ def _undecodable(templates: Path, root: Path) -> list[Finding]:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             line, col = byte_position(raw, exc.start)
-            out.append(Finding(file.relative_to(root).as_posix(), line, col, "template is not UTF-8; save it as UTF-8"))
+            rel = file.relative_to(root).as_posix()
+            out.append(Finding(rel, line, col, "template is not UTF-8; save it as UTF-8", code=codes.NOT_UTF8))
     return out
 
 
@@ -172,11 +177,22 @@ def render_pages(
         "coverage": manual.coverage,
         "documented": manual.documented(),
         "default_rtol": DEFAULT_RTOL,  # the value checker's tolerance of a median, as judge's
+        "finding_codes": list(CODES.values()),
     }
     context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():
-        raise SourceError([Finding(f"templates/{PAGES}", 1, 1, "folder is missing: the page templates live there")])
+        raise SourceError(
+            [
+                Finding(
+                    f"templates/{PAGES}",
+                    1,
+                    1,
+                    "folder is missing: the page templates live there",
+                    code=codes.TEMPLATES_MISSING,
+                )
+            ]
+        )
     try:
         for file in sorted((templates / PAGES).rglob("*.md.j2")):
             rel = file.relative_to(templates).as_posix()

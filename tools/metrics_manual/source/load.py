@@ -15,11 +15,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from metrics_manual.diagnostics.finding import Finding, SourceError, shown
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
+from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.model.keys import overlap
 from metrics_manual.model.kinds import KINDS
 from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile, metric_anchor
 from metrics_manual.source.reader import Document, Loc, read_document
+from metrics_manual.text import shown
 
 CATALOG = "ranges/catalog.yaml"
 COVERAGE = "ranges/coverage.yaml"
@@ -74,7 +77,8 @@ def did_you_mean(word: str, choices: Any) -> str:
 _NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int_from_float"}
 
 
-def _message(err: Any, allowed: list[str]) -> str:
+def _message(err: Any, allowed: list[str]) -> tuple[Code, str]:
+    """The kind and the words of one validator error."""
     kind, value = err["type"], err.get("input")
     # Drop the parts a validator adds to the location: union tags and int/float branches.
     loc = [p for p in err["loc"] if p not in KINDS and p not in ("int", "float")]
@@ -82,29 +86,30 @@ def _message(err: Any, allowed: list[str]) -> str:
     prefix = f"{field}: " if field else ""
     if kind == "extra_forbidden":
         if field in allowed:  # a real field in the wrong place: say where it belongs, never "did you mean" itself
-            return f"unknown field {field!r} here; {field!r} belongs in {_places(field)}"
-        return f"unknown field {shown(field)}" + did_you_mean(field, allowed)
+            return codes.UNKNOWN_FIELD, f"unknown field {field!r} here; {field!r} belongs in {_places(field)}"
+        return codes.UNKNOWN_FIELD, f"unknown field {shown(field)}" + did_you_mean(field, allowed)
     if kind == "missing":
-        return f"missing field {field!r}"
+        return codes.MISSING_FIELD, f"missing field {field!r}"
     if kind == "union_tag_invalid":
-        return f"unknown kind {shown(err['ctx']['tag'])}; expected one of: {err['ctx']['expected_tags']}"
+        expected = err["ctx"]["expected_tags"]
+        return codes.UNKNOWN_KIND, f"unknown kind {shown(err['ctx']['tag'])}; expected one of: {expected}"
     if kind == "union_tag_not_found":
-        return f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
+        return codes.MISSING_FIELD, f"missing field {err['ctx']['discriminator'].strip(chr(39))!r}"
     if kind in _NUMBER_ERRORS and err["loc"][-1] in ("int", "float") or kind in ("float_type", "int_type"):
         if isinstance(value, str):
             try:
                 number = float(value)
             except ValueError:
-                return f"{prefix}expected a number, got the string {shown(value)}"
+                return codes.WRONG_TYPE, f"{prefix}expected a number, got the string {shown(value)}"
             if not math.isfinite(number):
-                return f"{prefix}{value!r} is not a finite number; ranges must be finite"
-            return f"{prefix}expected a number, got the string {value!r}; remove the quotes"
+                return codes.NON_FINITE, f"{prefix}{value!r} is not a finite number; ranges must be finite"
+            return codes.WRONG_TYPE, f"{prefix}expected a number, got the string {value!r}; remove the quotes"
         what = "integer" if kind.startswith("int") and err["loc"][-1] != "int" else "number"
-        return f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
+        return codes.WRONG_TYPE, f"{prefix}expected {'an' if what == 'integer' else 'a'} {what}, got {shown(value)}"
     msg = err["msg"].removeprefix("Value error, ")
     if kind.startswith("literal") or kind == "string_pattern_mismatch" or kind.endswith("_type"):
         msg += f", got {shown(value)}"
-    return prefix + msg
+    return (codes.WRONG_TYPE if kind.endswith("_type") else codes.INVALID_VALUE), prefix + msg
 
 
 # How the findings name the place of each part of the model.
@@ -175,7 +180,8 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
             allowed = list(_field_names(model)) if err["type"] == "extra_forbidden" else []
             if err["type"] == "union_tag_invalid":
                 loc = (*loc, "kind")
-            findings.append(doc.finding(loc, _message(err, allowed), key=err["type"] == "extra_forbidden"))
+            code, message = _message(err, allowed)
+            findings.append(doc.finding(loc, message, code=code, key=err["type"] == "extra_forbidden"))
         return None, findings
 
 
@@ -186,20 +192,28 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
     anchors: dict[str, str] = {}
     for si, section in enumerate(catalog.sections):
         if section.id in seen_sections:
-            out.append(doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}"))
+            out.append(
+                doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}", code=codes.DUPLICATE_ID)
+            )
         seen_sections.add(section.id)
         for mi, metric in enumerate(section.metrics):
             loc = ("sections", si, "metrics", mi, "key")
             for key in (metric.key, *metric.members):
                 if key in seen_keys:
                     out.append(
-                        doc.finding(loc, f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})")
+                        doc.finding(
+                            loc,
+                            f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})",
+                            code=codes.DUPLICATE_ID,
+                        )
                     )
                 seen_keys[key] = section.id
             if metric.anchor in anchors and anchors[metric.anchor] != metric.key:
                 out.append(
                     doc.finding(
-                        loc, f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}"
+                        loc,
+                        f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}",
+                        code=codes.ANCHOR_CLASH,
                     )
                 )
             anchors[metric.anchor] = metric.key
@@ -208,7 +222,11 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
                 old = metric_anchor(rename.key)
                 if rename.key in seen_keys or old in anchors:
                     out.append(
-                        doc.finding(rloc, f"former key {rename.key!r} is already a key or anchor of the catalog")
+                        doc.finding(
+                            rloc,
+                            f"former key {rename.key!r} is already a key or anchor of the catalog",
+                            code=codes.DUPLICATE_ID,
+                        )
                     )
                 seen_keys[rename.key] = section.id
                 anchors[old] = metric.key
@@ -242,6 +260,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     doc.finding(
                         (*loc, i),
                         f"unknown source {shown(sid)}; declare it under 'sources'" + did_you_mean(sid, source_ids),
+                        code=codes.UNKNOWN_REFERENCE,
                     )
                 )
 
@@ -251,6 +270,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                 doc.finding(
                     ("expectations", key),
                     f"unknown metric {shown(key)}; add it to {CATALOG} first" + did_you_mean(key, keys),
+                    code=codes.UNKNOWN_REFERENCE,
                     key=True,
                 )
             )
@@ -267,6 +287,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     doc.finding(
                         ("expectations", key, i, "steps"),
                         f"{steps} steps is more than the {run_steps} steps of the setup",
+                        code=codes.PAST_THE_RUN,
                     )
                 )
             at = e.get("at")
@@ -276,13 +297,17 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     doc.finding(
                         ("expectations", key, i, "at", "step"),
                         f"step {step} is past the last step of a {run_steps}-step run",
+                        code=codes.PAST_THE_RUN,
                     )
                 )
     for sid, note in _items(data.get("section_notes")):
         if sections and isinstance(sid, str) and sid not in sections:
             out.append(
                 doc.finding(
-                    ("section_notes", sid), f"unknown section {shown(sid)}" + did_you_mean(sid, sections), key=True
+                    ("section_notes", sid),
+                    f"unknown section {shown(sid)}" + did_you_mean(sid, sections),
+                    code=codes.UNKNOWN_REFERENCE,
+                    key=True,
                 )
             )
         see = note.get("see") if isinstance(note, dict) else None
@@ -291,6 +316,7 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                 doc.finding(
                     ("section_notes", sid, "see"),
                     f"unknown note {shown(see)}; add it under 'notes'" + did_you_mean(see, note_ids),
+                    code=codes.UNKNOWN_REFERENCE,
                 )
             )
     for i, note in _items(data.get("notes")):
@@ -366,6 +392,7 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
                     1,
                     f"not part of the source: ranges/ holds catalog.yaml, coverage.yaml and {PROFILES}/; "
                     "move this file elsewhere",
+                    code=codes.NOT_A_SOURCE_FILE,
                 )
             )
     profiles = [p for p in files if p.suffix in (".yaml", ".yml")]
@@ -377,6 +404,7 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
                     1,
                     1,
                     "not a profile: profiles are .yaml or .yml files; rename it or move it out of this folder",
+                    code=codes.NOT_A_SOURCE_FILE,
                 )
             )
     return profiles, found
@@ -413,7 +441,11 @@ def _load(root: Path, *, fast: bool) -> Manual:
     for profile, doc in profiles:
         if profile.id in seen_profiles:
             findings.append(
-                doc.finding(("id",), f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}")
+                doc.finding(
+                    ("id",),
+                    f"profile id {profile.id!r} is already used by {seen_profiles[profile.id]}",
+                    code=codes.DUPLICATE_ID,
+                )
             )
         seen_profiles[profile.id] = doc.path
         for i, note in enumerate(profile.notes):
@@ -425,6 +457,7 @@ def _load(root: Path, *, fast: bool) -> Manual:
                         ("notes", i, "id"),
                         f"note id {note.id!r} gives the anchor {note.anchor!r}, "
                         f"which {other} already has; choose another id",
+                        code=codes.ANCHOR_CLASH,
                     )
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
@@ -452,13 +485,26 @@ def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list
                 ("commit",),
                 f"checked against Miles {coverage.commit[:12]} but {CATALOG} reads Miles at "
                 f"{catalog.code.commit[:12]}; run `metrics-manual coverage --miles PATH` and update this file",
+                code=codes.COVERAGE_STALE,
             )
         )
     docs = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
     for i, entry in enumerate(coverage.undocumented):
         if any(overlap(d, entry.key) for d in docs):
-            out.append(doc.finding(("undocumented", i, "key"), f"{entry.key!r} is documented in {CATALOG}"))
+            out.append(
+                doc.finding(
+                    ("undocumented", i, "key"),
+                    f"{entry.key!r} is documented in {CATALOG}",
+                    code=codes.COVERAGE_CONTRADICTS,
+                )
+            )
     for i, entry in enumerate(coverage.not_scanned):
         if not any(overlap(d, entry.key) for d in docs):
-            out.append(doc.finding(("not_scanned", i, "key"), f"{entry.key!r} is not documented in {CATALOG}"))
+            out.append(
+                doc.finding(
+                    ("not_scanned", i, "key"),
+                    f"{entry.key!r} is not documented in {CATALOG}",
+                    code=codes.COVERAGE_CONTRADICTS,
+                )
+            )
     return out

@@ -17,7 +17,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.events import (
@@ -32,7 +32,10 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.text import ECHO, clip, quoted
 
 try:  # libyaml is several times faster; the pure-Python parser gives the same events.
     from yaml import CSafeLoader as _Loader
@@ -43,7 +46,6 @@ Loc = tuple[str | int, ...]
 
 MAX_DEPTH = 64  # real sources nest five levels; this only stops hostile input
 MAX_BYTES = 32 * 2**20
-ECHO = 120  # characters of one value a message may quote
 
 _T = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = (_T + n for n in ("str", "int", "float", "bool", "null"))
@@ -64,7 +66,7 @@ def _resolve(value: str) -> str:
     generality: a plain, untagged scalar), several times faster."""
     for tag, regexp in _IMPLICIT.get(value[:1], _NO_RESOLVERS):
         if regexp.match(value):
-            return tag
+            return str(tag)
     return _STR
 
 
@@ -77,15 +79,6 @@ _NUMBER_AS_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+\
 _DECIMAL_COMMA = re.compile(r"[-+]?[0-9]+,[0-9]+\Z")
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _QUOTED = re.compile(rf"'(?:[^'\\\n]|\\.){{{ECHO + 1},}}'|\"(?:[^\"\\\n]|\\.){{{ECHO + 1},}}\"")  # a long repr()
-
-
-def clip(text: str, limit: int = ECHO) -> str:
-    """`text` cut to `limit` characters: what a message may echo of one value."""
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _shown(value: str) -> str:
-    return repr(clip(value))
 
 
 @dataclass
@@ -117,13 +110,13 @@ class Document:
             return self.keys[found]
         return self.values.get(found, (1, 1))
 
-    def finding(self, loc: Loc, message: str, *, key: bool = False) -> Finding:
+    def finding(self, loc: Loc, message: str, *, code: Code, key: bool = False) -> Finding:
         line, col = self.where(loc, key=key)
         if len(message) > 2 * ECHO:  # a validator may quote a whole value: keep a bit of it and the hint after it
             message = _QUOTED.sub(lambda m: m.group()[: ECHO + 1] + "…" + m.group()[0], message)
             if len(message) > 4 * ECHO:
                 message = message[:ECHO] + "…" + message[-ECHO:]
-        return Finding(self.path, line, col, message)
+        return Finding(self.path, line, col, message, code=code)
 
 
 def _tag(tag: str) -> str:
@@ -149,19 +142,19 @@ def _number_form(value: str, tag: str) -> str:
     """Why a plain scalar that YAML 1.1 reads as a number is not one the source accepts."""
     digits = value.lstrip("+-")
     if ":" in value:
-        return f"{_shown(value)} reads as a base-60 number{_as_read(tag, value)} in YAML 1.1; quote it if it is text"
+        return f"{quoted(value)} reads as a base-60 number{_as_read(tag, value)} in YAML 1.1; quote it if it is text"
     if digits[:2] in ("0x", "0X"):
-        return f"{_shown(value)} is a hexadecimal number; write it in decimal{_as_read(tag, value)}"
+        return f"{quoted(value)} is a hexadecimal number; write it in decimal{_as_read(tag, value)}"
     if digits[:2] in ("0b", "0B"):
-        return f"{_shown(value)} is a binary number; write it in decimal{_as_read(tag, value)}"
+        return f"{quoted(value)} is a binary number; write it in decimal{_as_read(tag, value)}"
     if digits[:1] == "0" and tag == _INT:
         return (
-            f"{_shown(value)} reads as an octal number{_as_read(tag, value)} in YAML 1.1; "
+            f"{quoted(value)} reads as an octal number{_as_read(tag, value)} in YAML 1.1; "
             "write it without the leading zero, or quote it if it is text"
         )
     if "_" in value:
-        return f"{_shown(value)} has underscores, which YAML 1.1 drops; write {clip(value.replace('_', ''))}"
-    return f"{_shown(value)} is not a plain decimal number; write it like 12, -3, 0.35 or 1.0e-3"
+        return f"{quoted(value)} has underscores, which YAML 1.1 drops; write {clip(value.replace('_', ''))}"
+    return f"{quoted(value)} is not a plain decimal number; write it like 12, -3, 0.35 or 1.0e-3"
 
 
 class _Reader:
@@ -174,8 +167,8 @@ class _Reader:
         self.anchors: set[str] = set()
         self.root_mark: Any = None
 
-    def error(self, mark: Any, message: str) -> None:
-        self.findings.append(Finding(self.doc.path, mark.line + 1, mark.column + 1, message))
+    def error(self, mark: Any, code: Code, message: str) -> None:
+        self.findings.append(Finding(self.doc.path, mark.line + 1, mark.column + 1, message, code=code))
 
     def resolve(self, value: str) -> str:
         tag = _TAGS.get(value)
@@ -193,6 +186,7 @@ class _Reader:
         if ev.tag is not None:
             self.error(
                 ev.start_mark,
+                codes.YAML_TAG,
                 f"YAML tag {_tag(ev.tag)!r} is not allowed; only plain strings, numbers, booleans, lists and mappings are",
             )
             return None
@@ -231,31 +225,39 @@ class _Reader:
             truth = "true" if _yaml11_value(tag, value) else "false"
             self.error(
                 ev.start_mark,
-                f"{field}{_shown(value)} reads as a boolean ({truth}) in YAML 1.1; "
+                codes.YAML11_BOOLEAN,
+                f"{field}{quoted(value)} reads as a boolean ({truth}) in YAML 1.1; "
                 f"write {truth}, or quote it if it is text",
             )
             return None
         elif tag == _T + "timestamp":
-            self.error(ev.start_mark, f"{_shown(value)} reads as a date; quote it to make it a string")
+            self.error(
+                ev.start_mark, codes.DATE_VALUE, f"{quoted(value)} reads as a date; quote it to make it a string"
+            )
             return None
         else:  # `=` and `<<` as values: YAML 1.1 gives them meanings of their own
             self.error(
-                ev.start_mark, f"{field}{_shown(value)} has a meaning of its own in YAML 1.1 ({_tag(tag)}); quote it"
+                ev.start_mark,
+                codes.YAML11_SYMBOL,
+                f"{field}{quoted(value)} has a meaning of its own in YAML 1.1 ({_tag(tag)}); quote it",
             )
             return None
-        self.error(ev.start_mark, field + _number_form(value, tag))
+        self.error(ev.start_mark, codes.NUMBER_FORM, field + _number_form(value, tag))
         return None
 
     def finite(self, ev: ScalarEvent, field: str, number: float) -> float | None:
         if math.isfinite(number):
             return number
-        self.error(ev.start_mark, f"{field}{_shown(ev.value)} is not a finite number; ranges must be finite")
+        self.error(
+            ev.start_mark, codes.NON_FINITE, f"{field}{quoted(ev.value)} is not a finite number; ranges must be finite"
+        )
         return None
 
     def comma(self, mark: Any, field: str, text: str) -> None:
         self.error(
             mark,
-            f"{field}{_shown(text)} looks like a number with a decimal comma; "
+            codes.DECIMAL_COMMA,
+            f"{field}{quoted(text)} looks like a number with a decimal comma; "
             f"write {clip(text.replace(',', '.'))}, or quote it if it is text",
         )
 
@@ -263,13 +265,17 @@ class _Reader:
         """The key a mapping entry starts with, or _SKIP when the entry is refused; `last` is
         the scalar read before it."""
         if type(ev) is not ScalarEvent:
-            self.error(ev.start_mark, "mapping keys must be plain strings, not a collection; quote the key")
+            self.error(
+                ev.start_mark, codes.KEY_NOT_TEXT, "mapping keys must be plain strings, not a collection; quote the key"
+            )
             return _SKIP
         key = ev.value
         if ev.anchor is not None:
             self.anchor(ev)
         if ev.tag is not None:
-            self.error(ev.start_mark, f"YAML tag {_tag(ev.tag)!r} is not allowed on a key; quote the key")
+            self.error(
+                ev.start_mark, codes.YAML_TAG, f"YAML tag {_tag(ev.tag)!r} is not allowed on a key; quote the key"
+            )
             return _SKIP
         tag = _STR if not ev.implicit[0] else self.resolve(key)
         if tag != _STR and key != "<<":
@@ -278,16 +284,18 @@ class _Reader:
                 self.comma(last.start_mark, _prefix(next(reversed(mapping))), f"{last.value},{key}")
             else:
                 self.error(
-                    ev.start_mark, f"mapping keys must be plain strings, not a {tag.replace(_T, '')}; quote the key"
+                    ev.start_mark,
+                    codes.KEY_NOT_TEXT,
+                    f"mapping keys must be plain strings, not a {tag.replace(_T, '')}; quote the key",
                 )
             return _SKIP
         if key == "<<":
-            self.error(ev.start_mark, "merge keys (<<) are not supported here; write the values out")
+            self.error(ev.start_mark, codes.MERGE_KEY, "merge keys (<<) are not supported here; write the values out")
             return _SKIP
         if key in mapping:
             first = self.doc.keys.get((*loc, key)) if loc is not None else None
             where = f" (first defined at line {first[0]}, column {first[1]})" if first else ""
-            self.error(ev.start_mark, f"duplicate key {_shown(key)}{where}")
+            self.error(ev.start_mark, codes.DUPLICATE_KEY, f"duplicate key {quoted(key)}{where}")
             return _SKIP
         if loc is not None:
             start: Any = ev.start_mark
@@ -296,7 +304,11 @@ class _Reader:
 
     def anchor(self, ev: Any) -> None:
         self.anchors.add(ev.anchor)
-        self.error(ev.start_mark, "anchors and aliases (&name, *name) are not supported here; write the value out")
+        self.error(
+            ev.start_mark,
+            codes.ANCHOR_ALIAS,
+            "anchors and aliases (&name, *name) are not supported here; write the value out",
+        )
 
     def alias(self, ev: AliasEvent) -> None:
         if ev.anchor not in self.anchors:  # the anchor got its finding already
@@ -312,13 +324,14 @@ class _Reader:
         # is the list or dict, `loc` its path from the top (kept only when positions are
         # recorded; None for the list that receives the top value), `pend` what a mapping waits
         # for: _KEY a key, a key its value, _SKIPKEY the end of a refused key, _SKIP the value
-        # of a refused entry; None for a list. `stack` keeps the enclosing ones.
+        # of a refused entry; None for a list. `stack` keeps the enclosing ones. Plain scalars
+        # (most events) are handled here; the rarer events go to methods.
         top: list[Any] = []
-        cont: Any = top
-        loc: Any = None  # Loc or None
-        pend: Any = None
-        stack: list[tuple[Any, Loc | None, Any]] = []
-        last: Any = None  # the last scalar: a key after it may be the rest of a decimal comma
+        cont: Any = top  # list[Any] | dict[str, Any]
+        loc: Loc | None = None
+        pend: Any = None  # a key (str), None in a list, or one of the sentinels
+        stack: list[_Open] = []
+        last: ScalarEvent | None = None  # a key after it may be the rest of a decimal comma
         documents = 0
         while True:
             ev = get()
@@ -336,7 +349,7 @@ class _Reader:
                     ):
                         pend = key
                         if positions:
-                            keys[(*loc, key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+                            keys[(*loc, key)] = (ev.start_mark.line + 1, ev.start_mark.column + 1)  # type: ignore[misc]
                     else:
                         pend = self.key(ev, cont, loc if positions else None, last)
                     last = ev
@@ -360,33 +373,16 @@ class _Reader:
                     pend = _SKIP
                     continue
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                here = None
-                if pend is _KEY:  # a collection as a key: read it only to skip it
-                    self.key(ev, cont, None, None)
-                    pend = _SKIPKEY
-                    if positions:
-                        here = (*loc, -1)  # no value ever sits at index -1 of a mapping
-                elif cont is top:
-                    self.root_mark = ev.start_mark
-                    here = ()
-                elif positions:
-                    here = (*loc, pend if pend is not None else len(cont))
-                    values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
-                if ev.anchor is not None:
-                    self.anchor(ev)
-                if ev.tag is not None:
-                    what = "list" if kind is SequenceStartEvent else "mapping"
-                    self.error(ev.start_mark, f"YAML tag {_tag(ev.tag)!r} is not allowed; use a plain {what}")
+                enclosing, opened = self.open(ev, kind, _Open(cont, loc, pend), cont is top)
                 if len(stack) >= MAX_DEPTH:  # stop here: reading on would only nest deeper
                     self.error(
-                        ev.start_mark, f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few"
+                        ev.start_mark,
+                        codes.TOO_DEEP,
+                        f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few",
                     )
                     return None
-                stack.append((cont, loc, pend))
-                if kind is MappingStartEvent:
-                    cont, loc, pend = {}, here, _KEY
-                else:
-                    cont, loc, pend = [], here, None
+                stack.append(enclosing)
+                cont, loc, pend = opened
                 continue
             elif kind is AliasEvent:
                 self.alias(ev)
@@ -399,6 +395,7 @@ class _Reader:
                 if documents > 1:
                     self.error(
                         ev.start_mark,
+                        codes.INVALID_YAML,
                         "invalid YAML: expected a single document in the stream but found another document",
                     )
                     return top[0] if top else None
@@ -413,6 +410,41 @@ class _Reader:
                 if pend is not _SKIP:
                     cont[pend] = value
                 pend = _KEY
+
+    def open(self, ev: Any, kind: type, parent: _Open, at_top: bool) -> tuple[_Open, _Open]:
+        """A mapping or list starts: what to keep of the enclosing collection, and the new one."""
+        here: Loc | None = None
+        cont, loc, pend = parent
+        if pend is _KEY:  # a collection as a key: read it only to skip it
+            self.key(ev, cont, None, None)
+            pend = _SKIPKEY
+            if self.positions and loc is not None:
+                here = (*loc, -1)  # no value ever sits at index -1 of a mapping
+        elif at_top:
+            self.root_mark = ev.start_mark
+            here = ()
+        elif self.positions and loc is not None:
+            here = (*loc, pend if pend is not None else len(cont))
+            self.doc.values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+        self.start_checks(ev, kind)
+        opened = _Open({}, here, _KEY) if kind is MappingStartEvent else _Open([], here, None)
+        return _Open(cont, loc, pend), opened
+
+    def start_checks(self, ev: Any, kind: type) -> None:
+        """The findings a collection's start may carry: an anchor, a tag."""
+        if ev.anchor is not None:
+            self.anchor(ev)
+        if ev.tag is not None:
+            what = "list" if kind is SequenceStartEvent else "mapping"
+            self.error(ev.start_mark, codes.YAML_TAG, f"YAML tag {_tag(ev.tag)!r} is not allowed; use a plain {what}")
+
+
+class _Open(NamedTuple):
+    """A collection being read: the list or dict, its path from the top, what it waits for."""
+
+    cont: Any  # list[Any] | dict[str, Any]
+    loc: Loc | None
+    pend: Any  # a key (str), None in a list, or one of the sentinels
 
 
 def _number_just_before(last: Any, mark: Any) -> bool:
@@ -450,18 +482,23 @@ def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Docum
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        return doc, [*reader.findings, Finding(display, line, col, f"invalid YAML: {problem}")]
+        return doc, [*reader.findings, Finding(display, line, col, f"invalid YAML: {problem}", code=codes.INVALID_YAML)]
     except yaml.YAMLError as exc:
-        return doc, [*reader.findings, Finding(display, 1, 1, f"invalid YAML: {clip(str(exc))}")]
+        return doc, [
+            *reader.findings,
+            Finding(display, 1, 1, f"invalid YAML: {clip(str(exc))}", code=codes.INVALID_YAML),
+        ]
     finally:
         loader.dispose()
     if data is _EMPTY:
-        return doc, [Finding(display, 1, 1, "file is empty; it must hold a YAML mapping")]
+        return doc, [Finding(display, 1, 1, "file is empty; it must hold a YAML mapping", code=codes.NOT_A_MAPPING)]
     doc.data = data
     if not reader.findings and not isinstance(data, dict):
         mark = reader.root_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        reader.findings.append(Finding(display, line, col, "the file must hold a YAML mapping at the top"))
+        reader.findings.append(
+            Finding(display, line, col, "the file must hold a YAML mapping at the top", code=codes.NOT_A_MAPPING)
+        )
     return doc, reader.findings
 
 
@@ -470,7 +507,7 @@ def byte_position(raw: bytes, at: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
 
 
-_KINDS = (
+_FILE_KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISCHR, "a character device"),
@@ -482,7 +519,7 @@ _KINDS = (
 def _not_regular(mode: int) -> str | None:
     if stat.S_ISREG(mode):
         return None
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
     return f"not a regular file but {kind}; ranges/ holds only YAML files"
 
 
@@ -521,12 +558,13 @@ def _too_large(size: int) -> str | None:
 def _decode(file: Path, display: str, root: Path | None) -> tuple[str | None, list[Finding]]:
     raw, why = read_bytes(file, root)
     if raw is None:
-        return None, [Finding(display, 1, 1, why)]
+        return None, [Finding(display, 1, 1, why, code=codes.UNREADABLE_FILE)]
     try:
         return raw.decode("utf-8").removeprefix("\ufeff"), []
     except UnicodeDecodeError as exc:
         line, col = byte_position(raw, exc.start)
-        return None, [Finding(display, line, col, f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8")]
+        message = f"file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8"
+        return None, [Finding(display, line, col, message, code=codes.NOT_UTF8)]
 
 
 def read_document(

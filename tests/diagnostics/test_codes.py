@@ -1,0 +1,64 @@
+"""Every kind of finding has one code, documented with an example and its fix; every code used is registered."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from conftest import REPO, run_cli
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import CODES, Code
+
+PACKAGE = REPO / "tools" / "metrics_manual"
+
+
+def _constants() -> dict[str, Code]:
+    return {name: value for name, value in vars(codes).items() if isinstance(value, Code)}
+
+
+def _used_names() -> set[str]:
+    """Every `codes.NAME` the package refers to."""
+    used = set()
+    for file in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text("utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "codes":
+                used.add(node.attr)
+    return used
+
+
+def test_every_code_used_is_registered_and_every_registered_code_is_used() -> None:
+    constants = _constants()
+    used = _used_names() - {"CODES"}
+    assert used <= set(constants), used - set(constants)
+    assert set(constants) - used == set(), "registered but never used"
+    assert {c.id for c in constants.values()} == set(CODES)
+
+
+def test_codes_are_well_formed_and_unique() -> None:
+    assert len({c.name for c in CODES.values()}) == len(CODES)
+    for code in CODES.values():
+        assert re.fullmatch(r"MM[1-9][0-9]{2}", code.id), code
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", code.name), code
+        assert code.summary.endswith(".") and code.hint.endswith("."), code
+        assert re.match(r"\S+:\d+:\d+: (error|warning): ", code.example), code
+
+
+def test_the_findings_page_lists_every_code_with_its_example_and_fix(tiny: Path) -> None:
+    assert run_cli("build", "--root", str(tiny)).returncode == 0
+    page = (tiny / "docs/findings.md").read_text("utf-8")
+    for code in CODES.values():
+        section = page.split(f"## {code.id} {code.name} {{#{code.id.lower()}}}\n", 1)[1].split("\n## ", 1)[0]
+        assert code.example in section and f"**Fix:** {code.hint}" in section, code.id
+        assert f"| [{code.id}](#{code.id.lower()}) | `{code.name}` |" in page
+    assert page.count("\n## MM") == len(CODES)
+
+
+def test_check_advises_build_only_for_findings_build_fixes(tiny: Path) -> None:
+    assert run_cli("build", "--root", str(tiny)).returncode == 0
+    (tiny / "docs/export/tiny.json").unlink()
+    missing = run_cli("check", "--root", str(tiny))
+    assert "[MM401]" in missing.stdout and missing.stdout.rstrip().endswith(
+        "run `metrics-manual build` to regenerate files"
+    )
+    assert codes.GENERATED_MISSING.rebuild and not codes.UNKNOWN_METRIC_IN_PAGE.rebuild

@@ -1,0 +1,52 @@
+"""`metrics-manual diff`: what changed in ranges/ between two revisions, in the manual's words."""
+
+from __future__ import annotations
+
+import click
+
+from metrics_manual.cli.common import fail, find_root
+from metrics_manual.diagnostics.finding import ManualError
+from metrics_manual.history.compare import compare
+from metrics_manual.history.report import DIFF_FORMATS, to_json, to_markdown, to_text
+
+
+@click.command("diff", short_help="What changed in ranges/ between two git revisions.")
+@click.argument("base", required=False)
+@click.argument("head", required=False)
+@click.option(
+    "--root",
+    "root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Project root: the folder with ranges/ (default: found upwards from here).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(DIFF_FORMATS),
+    default="text",
+    show_default=True,
+    help="text, markdown (a pull-request comment) or json (docs/export/diff.schema.json).",
+)
+def diff_command(base: str | None, head: str | None, root: str | None, fmt: str) -> None:
+    """What changed in ranges/ from BASE to HEAD, per profile and metric: added, removed,
+    renamed and updated ranges with each changed part as before -> after, and catalog changes.
+
+    BASE defaults to the merge base of HEAD with the main branch, HEAD to the working tree.
+    Revisions are read from git without a checkout. Exit 0 whatever changed; 2 on an unknown
+    revision, a project without git history, or ranges that do not load at a revision.
+
+    \b
+    metrics-manual diff                          # this branch's changes so far
+    metrics-manual diff v1 v2 --format markdown  # a pull-request comment
+    """
+    try:
+        d = compare(find_root(root), base, head)
+    except ManualError as err:
+        fail(err)
+    if fmt == "json":
+        click.echo(to_json(d), nl=False)
+    elif fmt == "markdown":
+        click.echo(to_markdown(d), nl=False)
+    else:
+        click.echo(to_text(d), nl=False)

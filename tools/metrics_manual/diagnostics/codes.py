@@ -1,0 +1,508 @@
+"""Every kind of finding, once: a stable code, a short name, what it means and how to fix it.
+
+A finding names its kind by one of the constants below (`Finding(..., code=UNKNOWN_FIELD)`);
+the command decides what to do by kind (`code.rebuild`), never by a message's words, and
+docs/findings.md lists this registry. A code never changes meaning once released: retire it
+and add a new one instead.
+
+Hundreds: 1 the source's fields, 2 the source's YAML, 3 templates and the site's set-up,
+4 generated files (build and check), 5 run files (judge, derive, captures), 6 coverage, 7 history,
+9 the command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class Code:
+    """One kind of finding. Findings compare and sort by the code alone."""
+
+    id: str  # MM101: stable, what tools match on
+    name: str = field(compare=False)  # unknown-field: the same, for people
+    summary: str = field(compare=False)  # what it means, one sentence
+    hint: str = field(compare=False)  # how to fix it, one sentence
+    example: str = field(compare=False)  # a message as the command prints it
+    rebuild: bool = field(default=False, compare=False)  # `metrics-manual build` fixes it
+
+    def __str__(self) -> str:
+        return self.id
+
+
+CODES: dict[str, Code] = {}
+
+
+def _code(id: str, name: str, summary: str, hint: str, example: str, *, rebuild: bool = False) -> Code:
+    if id in CODES or any(c.name == name for c in CODES.values()):
+        raise AssertionError(f"finding code {id} {name} registered twice")  # pragma: no cover - import-time guard
+    CODES[id] = code = Code(id, name, summary, hint, example, rebuild)
+    return code
+
+
+# --- 1: the source's fields (ranges/ read as YAML, held to the model) ---------------------------
+UNKNOWN_FIELD = _code(
+    "MM101",
+    "unknown-field",
+    "A mapping has a field the model does not know, or a known field in the wrong place.",
+    "Fix the spelling (the message suggests the closest field) or move the field where it belongs.",
+    "ranges/catalog.yaml:12:7: error: unknown field 'meanng'; did you mean 'meaning'?",
+)
+MISSING_FIELD = _code(
+    "MM102",
+    "missing-field",
+    "A required field is missing.",
+    "Add the field; docs/schema/ has every field with its description.",
+    "ranges/profiles/lab.yaml:3:1: error: missing field 'title'",
+)
+UNKNOWN_KIND = _code(
+    "MM103",
+    "unknown-kind",
+    "An expectation's `kind` is none of the range kinds.",
+    "Use one of the kinds the message lists (band, median, exact, presence).",
+    "ranges/profiles/lab.yaml:20:13: error: unknown kind 'range'; expected one of: 'band', 'median', 'exact', 'presence'",
+)
+WRONG_TYPE = _code(
+    "MM104",
+    "wrong-type",
+    "A value has the wrong type: text where a number belongs, a list where a mapping belongs.",
+    "Write the value in the type the message names; numbers are written without quotes.",
+    "ranges/profiles/lab.yaml:21:12: error: min: expected a number, got the string '0.1'; remove the quotes",
+)
+INVALID_VALUE = _code(
+    "MM105",
+    "invalid-value",
+    "A value breaks a rule of the model: a band with min above max, blank text, a key of the wrong form.",
+    "Change the value as the message says.",
+    "ranges/profiles/lab.yaml:21:7: error: min 2.0 is above max 1.0",
+)
+DUPLICATE_ID = _code(
+    "MM106",
+    "duplicate-id",
+    "Two sections, metrics or profiles share an id or key.",
+    "Give one of them another id, or merge the two.",
+    "ranges/catalog.yaml:40:14: error: metric 'train/loss' is already in the catalog (section 'train')",
+)
+ANCHOR_CLASH = _code(
+    "MM107",
+    "anchor-clash",
+    "Two metrics, sections or notes would get the same anchor on the reference page.",
+    "Choose another id or key so each anchor is unique.",
+    "ranges/profiles/lab.yaml:50:9: error: note id 'origins' gives the anchor 's-ref-origins', which the table of "
+    "where the keys come from already has; choose another id",
+)
+UNKNOWN_REFERENCE = _code(
+    "MM108",
+    "unknown-reference",
+    "A profile names a metric, section, source or note that is not declared.",
+    "Declare it first (metrics in ranges/catalog.yaml, sources and notes in the profile) or fix the name.",
+    "ranges/profiles/lab.yaml:14:3: error: unknown metric 'train/los'; add it to ranges/catalog.yaml first; "
+    "did you mean 'train/loss'?",
+)
+PAST_THE_RUN = _code(
+    "MM109",
+    "past-the-run",
+    "An expectation covers more steps than the profile's run has.",
+    "Shorten the expectation's steps, or correct setup.steps.",
+    "ranges/profiles/lab.yaml:30:14: error: 500 steps is more than the 200 steps of the setup",
+)
+NOT_A_SOURCE_FILE = _code(
+    "MM110",
+    "not-a-source-file",
+    "A file under ranges/ is neither the catalog nor a profile.",
+    "Move the file out of ranges/, or rename a profile to end in .yaml.",
+    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml and ranges/profiles/; "
+    "move this file elsewhere",
+)
+COVERAGE_STALE = _code(
+    "MM111",
+    "coverage-stale",
+    "ranges/coverage.yaml was checked against another Miles commit than the catalog reads.",
+    "Run `metrics-manual coverage --miles PATH` on the catalog's commit and update ranges/coverage.yaml.",
+    "ranges/coverage.yaml:3:9: error: checked against Miles 0123456789ab but ranges/catalog.yaml reads Miles at "
+    "31f1ca961a94; run `metrics-manual coverage --miles PATH` and update this file",
+)
+COVERAGE_CONTRADICTS = _code(
+    "MM112",
+    "coverage-contradicts",
+    "ranges/coverage.yaml calls a key undocumented that the catalog documents, or the other way round.",
+    "Remove the entry from ranges/coverage.yaml, or move it to the list it belongs in.",
+    "ranges/coverage.yaml:12:11: error: 'train/grad_norm' is documented in ranges/catalog.yaml",
+)
+
+# --- 2: the source's YAML ------------------------------------------------------------------------
+INVALID_YAML = _code(
+    "MM201",
+    "invalid-yaml",
+    "The file is not valid YAML, or holds more than one document.",
+    "Fix the syntax at the line and column given; one file holds one document.",
+    "ranges/catalog.yaml:7:3: error: invalid YAML: while parsing a block mapping expected <block end>, but found '-'",
+)
+UNREADABLE_FILE = _code(
+    "MM202",
+    "unreadable-file",
+    "A file cannot be read: missing permission, not a regular file, too large, or a link out of the project.",
+    "Make it a regular, readable file inside the project.",
+    "ranges/profiles/lab.yaml:1:1: error: not a regular file but a named pipe; ranges/ holds only YAML files",
+)
+NOT_UTF8 = _code(
+    "MM203",
+    "not-utf8",
+    "A source file or template is not UTF-8 text.",
+    "Save the file as UTF-8.",
+    "ranges/catalog.yaml:4:18: error: file is not UTF-8 (byte 0xe9); save it as UTF-8",
+)
+NOT_A_MAPPING = _code(
+    "MM204",
+    "not-a-mapping",
+    "A source file is empty or its top is not a mapping of fields.",
+    "Write the file as a mapping (`field: value` lines) at the top level.",
+    "ranges/profiles/lab.yaml:1:1: error: the file must hold a YAML mapping at the top",
+)
+YAML_TAG = _code(
+    "MM205",
+    "yaml-tag",
+    "A value or key carries a YAML tag (`!!str`, `!foo`); the source constructs nothing from tags.",
+    "Remove the tag; quote the value if it is text.",
+    "ranges/catalog.yaml:9:12: error: YAML tag '!!python/object' is not allowed; only plain strings, numbers, "
+    "booleans, lists and mappings are",
+)
+ANCHOR_ALIAS = _code(
+    "MM206",
+    "anchor-alias",
+    "The file uses a YAML anchor or alias (`&name`, `*name`).",
+    "Write the value out where it is used.",
+    "ranges/profiles/lab.yaml:12:9: error: anchors and aliases (&name, *name) are not supported here; write the value out",
+)
+MERGE_KEY = _code(
+    "MM207",
+    "merge-key",
+    "The file uses a YAML merge key (`<<`).",
+    "Write the merged values out.",
+    "ranges/profiles/lab.yaml:12:5: error: merge keys (<<) are not supported here; write the values out",
+)
+DUPLICATE_KEY = _code(
+    "MM208",
+    "duplicate-key",
+    "A mapping has the same key twice; YAML would keep only the last.",
+    "Remove one of the two, or merge them.",
+    "ranges/catalog.yaml:15:7: error: duplicate key 'unit' (first defined at line 12, column 7)",
+)
+KEY_NOT_TEXT = _code(
+    "MM209",
+    "key-not-text",
+    "A mapping key is a number, boolean, null or collection instead of text.",
+    "Quote the key.",
+    "ranges/profiles/lab.yaml:8:5: error: mapping keys must be plain strings, not a int; quote the key",
+)
+NUMBER_FORM = _code(
+    "MM210",
+    "number-form",
+    "A number is written in a form YAML 1.1 reads as another value (octal, hexadecimal, binary, base 60, underscores).",
+    "Write the number as a plain decimal (12, -3, 0.35, 1.0e-3), or quote it if it is text.",
+    "ranges/profiles/lab.yaml:21:12: error: min: '010' reads as an octal number (8) in YAML 1.1; write it without "
+    "the leading zero, or quote it if it is text",
+)
+DECIMAL_COMMA = _code(
+    "MM211",
+    "decimal-comma",
+    "A number is written with a decimal comma, which YAML reads as two values.",
+    "Write a decimal point, or quote the value if it is text.",
+    "ranges/profiles/lab.yaml:21:12: error: min: '0,35' looks like a number with a decimal comma; write 0.35, or "
+    "quote it if it is text",
+)
+NON_FINITE = _code(
+    "MM212",
+    "non-finite-number",
+    "A number is infinite or not a number (.inf, .nan); ranges are finite.",
+    "Write a finite number, or leave the bound out.",
+    "ranges/profiles/lab.yaml:21:12: error: max: '.inf' is not a finite number; ranges must be finite",
+)
+YAML11_BOOLEAN = _code(
+    "MM213",
+    "yaml11-boolean",
+    "A word such as yes, no, on or off, which YAML 1.1 reads as a boolean.",
+    "Write true or false, or quote the word if it is text.",
+    "ranges/catalog.yaml:9:14: error: optional: 'yes' reads as a boolean (true) in YAML 1.1; write true, or "
+    "quote it if it is text",
+)
+DATE_VALUE = _code(
+    "MM214",
+    "date-value",
+    "A value YAML reads as a date.",
+    "Quote it to make it text.",
+    "ranges/profiles/lab.yaml:4:10: error: '2026-11-30' reads as a date; quote it to make it a string",
+)
+YAML11_SYMBOL = _code(
+    "MM215",
+    "yaml11-symbol",
+    "A plain `=` or `<<` as a value, which YAML 1.1 gives meanings of their own.",
+    "Quote the value.",
+    "ranges/catalog.yaml:9:14: error: unit: '=' has a meaning of its own in YAML 1.1 (!!value); quote it",
+)
+TOO_DEEP = _code(
+    "MM216",
+    "too-deep",
+    "The data nests deeper than any source needs.",
+    "Flatten the data; the source nests only a few levels.",
+    "ranges/catalog.yaml:70:90: error: the data nests deeper than 64 levels; a source needs only a few",
+)
+
+# --- 3: templates and the site's set-up ----------------------------------------------------------
+TEMPLATE_ERROR = _code(
+    "MM301",
+    "template-error",
+    "A page template does not parse or fails while rendering.",
+    "Fix the template at the line given; templates/macros.md.j2 holds the shared phrases.",
+    "templates/pages/reference.md.j2:14:1: error: template error: TemplateSyntaxError: unexpected '}'",
+)
+TEMPLATES_MISSING = _code(
+    "MM302",
+    "templates-missing",
+    "The folder of page templates is missing.",
+    "Restore templates/pages/ from version control.",
+    "templates/pages:1:1: error: folder is missing: the page templates live there",
+)
+SITE_CONFIG = _code(
+    "MM303",
+    "site-config",
+    "mkdocs.yml cannot be read.",
+    "Restore mkdocs.yml or make it readable.",
+    "mkdocs.yml:1:1: error: cannot read it: [Errno 2] No such file or directory: 'mkdocs.yml'",
+)
+
+# --- 4: generated files (build, check) -----------------------------------------------------------
+GENERATED_MISSING = _code(
+    "MM401",
+    "generated-missing",
+    "A file that build makes is missing.",
+    "Run `metrics-manual build`.",
+    "docs/export/lab.json:1:1: error: generated file is missing; run `metrics-manual build`",
+    rebuild=True,
+)
+GENERATED_OUT_OF_DATE = _code(
+    "MM402",
+    "generated-out-of-date",
+    "A generated file (or the list of them) differs from what ranges/ and templates/ make now.",
+    "Run `metrics-manual build`; never edit generated files by hand.",
+    "docs/reference/index.md:120:1: error: generated file is out of date; run `metrics-manual build`",
+    rebuild=True,
+)
+HAND_EDITED = _code(
+    "MM403",
+    "hand-edited",
+    "A generated file was edited by hand since build wrote it; build overwrites such edits.",
+    "Make the change in ranges/ or templates/ instead, then run `metrics-manual build`.",
+    "docs/profiles/lab.md:3:1: error: generated file was edited by hand; edit ranges/ or templates/ instead and "
+    "run `metrics-manual build`",
+    rebuild=True,
+)
+STRAY_GENERATED = _code(
+    "MM404",
+    "stray-generated",
+    "A file build made earlier that it no longer makes (a removed profile's page).",
+    "Run `metrics-manual build` to remove it.",
+    "docs/profiles/old.md:1:1: error: stray generated file: build no longer makes it; run `metrics-manual build` "
+    "to remove it",
+    rebuild=True,
+)
+STRAY_EDITED = _code(
+    "MM405",
+    "stray-edited",
+    "A file build no longer makes, edited since build wrote it, so build keeps it.",
+    "Delete the file yourself if it is not needed.",
+    "docs/profiles/old.md:1:1: error: stray file: build no longer makes it, and it was edited since build wrote "
+    "it, so build keeps it; delete it yourself if it is not needed",
+)
+MANIFEST_UNREADABLE = _code(
+    "MM406",
+    "manifest-unreadable",
+    "The list of generated files (docs/.generated.json) is not a JSON object; build rewrites it.",
+    "Run `metrics-manual build`; it writes a new list.",
+    "docs/.generated.json:1:1: warning: not valid JSON ('Expecting value: line 1 column 1 (char 0)'); build rewrites it",
+)
+MANIFEST_ENTRY_IGNORED = _code(
+    "MM407",
+    "manifest-entry-ignored",
+    "An entry of the list of generated files points outside docs/, through a symlink, or has no digest.",
+    "Nothing to do: build never touches that path and rewrites the list.",
+    "docs/.generated.json:1:1: warning: entry '../ranges/catalog.yaml' is ignored: outside docs/; build never touches it",
+)
+WRITE_REFUSED = _code(
+    "MM408",
+    "write-refused",
+    "A generated file's place cannot be written safely (a symlink on the way).",
+    "Replace the symlink with a real folder or file.",
+    "docs/export/lab.json:1:1: error: build will not write here: docs/export is a symlink",
+)
+FOREIGN_EXPORT = _code(
+    "MM409",
+    "foreign-export",
+    "A file in the export folder that build does not make; readers would take it for an export.",
+    "Move the file out of docs/export/.",
+    "docs/export/mine.json:1:1: error: file in the export folder that build does not make; move it out of "
+    "docs/export/ (build never deletes a file it did not write)",
+)
+UNKNOWN_METRIC_IN_PAGE = _code(
+    "MM410",
+    "unknown-metric-in-page",
+    "A page names, in a code span, a metric key that is not in the catalog.",
+    "Fix the key, or add the metric to ranges/catalog.yaml.",
+    "docs/judging.md:40:5: error: unknown metric 'train/los': not in ranges/catalog.yaml; did you mean 'train/loss'?",
+)
+REFERENCE_DISAGREES = _code(
+    "MM411",
+    "reference-disagrees",
+    "The reference page, read back, says something other than ranges/.",
+    "Run `metrics-manual build`; if it persists, the reference template drops or alters a fact.",
+    "docs/reference/index.md:1:1: error: reference page disagrees with ranges/: sections ['a'] instead of ['a', 'b']",
+)
+CAPTURE_MISSING = _code(
+    "MM412",
+    "capture-missing",
+    "A profile's capture source names a file that is not in the repository.",
+    "Restore the capture, or remove the source from the profile.",
+    "ranges/profiles/lab.yaml:9:11: error: capture captures/lab/seed-1.jsonl is missing",
+)
+CAPTURE_CHANGED = _code(
+    "MM413",
+    "capture-changed",
+    "A capture's SHA-256 no longer matches the one its source records.",
+    "Restore the capture, or derive the ranges again from the new one.",
+    "ranges/profiles/lab.yaml:10:13: error: capture captures/lab/seed-1.jsonl changed: its SHA-256 no longer "
+    "matches; restore it or derive the ranges again",
+)
+CAPTURE_DISAGREES = _code(
+    "MM414",
+    "capture-disagrees",
+    "An expectation fails against the very capture it cites as its source.",
+    "Correct the range, or derive it again from the capture.",
+    "ranges/profiles/lab.yaml:20:7: error: train/loss 0.1 to 2: its own capture 'seed-1' gives fail: 3 of 200 "
+    "steps out of range",
+)
+
+# --- 5: run files (judge, derive, captures) -------------------------------------------------------
+NO_SUCH_RUN_FILE = _code(
+    "MM501",
+    "no-such-run-file",
+    "A run path given on the command line does not exist.",
+    "Check the path.",
+    "dump/events:1:1: error: no such file or folder",
+)
+NO_RUN_FILES = _code(
+    "MM502",
+    "no-run-files",
+    "A folder given as a run holds no metrics file of a known form.",
+    "Point at the folder of the run's event, dashboard, CI history, TensorBoard or W&B CSV files.",
+    "dump:1:1: warning: no metrics file of a known form in this folder",
+)
+UNKNOWN_RUN_FORM = _code(
+    "MM503",
+    "unknown-run-form",
+    "A run file's form cannot be told from its content, or --input-format names no form.",
+    "Name the form with --input-format (events, dashboard, ci-history, tensorboard, wandb-csv).",
+    "run.log:1:1: error: not a metrics file of a known form (events, dashboard, ci-history, tensorboard, "
+    "wandb-csv); name the form with --input-format",
+)
+CORRUPT_LINE = _code(
+    "MM504",
+    "corrupt-line",
+    "A line or record of a run file cannot be parsed; it was skipped.",
+    "Repair or remove the line; the rest of the file was read.",
+    "dump/events/metrics.jsonl:17:30: error: corrupt line: Expecting ',' delimiter: line 1 column 30 (char 29)",
+)
+CUT_LAST_LINE = _code(
+    "MM505",
+    "cut-last-line",
+    "The last line or record of a run file is cut short, as when the run is still writing it; it was skipped.",
+    "Nothing, if the run is still going; else the file was truncated.",
+    "dump/events/metrics.jsonl:200:1: warning: the last line is cut (the run may still be writing this file); "
+    "it was skipped",
+)
+NOT_A_RECORD = _code(
+    "MM506",
+    "not-a-record",
+    "A line parses but is not a record of the file's form (no 'metrics' object, not [step, value]).",
+    "Repair the line; the rest of the file was read.",
+    "dashboard.jsonl:4:1: error: not a dashboard record: no 'metrics' object",
+)
+MISSING_STEP = _code(
+    "MM507",
+    "missing-step",
+    "A metric is logged without the step key that places its values; they were skipped.",
+    "Log the metric's step key (the catalog's step_keys) with it.",
+    "dump/events/metrics.jsonl:3:1: warning: train/loss is logged without its step key train/step; such values "
+    "were skipped",
+)
+NOT_A_NUMBER = _code(
+    "MM508",
+    "not-a-number",
+    "A metric's value in a run file is not a number.",
+    "Repair the value; it was skipped.",
+    "run.csv:5:3: error: train/loss: not a number: 'n/a'",
+)
+UNREADABLE_RUN = _code(
+    "MM509",
+    "unreadable-run",
+    "A run file cannot be read as its form at all.",
+    "Check the file's permissions and form (--input-format).",
+    "run.csv:1:1: error: cannot read as wandb-csv: line contains NUL",
+)
+
+# --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------
+UNDOCUMENTED_KEY = _code(
+    "MM601",
+    "undocumented-key",
+    "Miles logs a key that the catalog does not document.",
+    "Document the key in ranges/catalog.yaml, or name it in ranges/coverage.yaml with why it stands apart.",
+    "miles/backends/training_utils/log_utils.py:88:1: error: train/new_metric is logged here but not documented in "
+    "ranges/catalog.yaml",
+)
+NO_LONGER_LOGGED = _code(
+    "MM602",
+    "no-longer-logged",
+    "The catalog documents a key that Miles no longer logs.",
+    "Remove the metric from ranges/catalog.yaml, or name it in ranges/coverage.yaml with why.",
+    "ranges/catalog.yaml:1:1: error: train/old_metric is documented but Miles no longer logs it",
+)
+ORIGIN_MOVED = _code(
+    "MM603",
+    "origin-moved",
+    "A metric's origin (file or function) in the catalog is not where Miles logs it any more.",
+    "Update the metric's origin in ranges/catalog.yaml.",
+    "ranges/catalog.yaml:1:1: error: train/grad_norm: miles/utils.py log_step: the function is gone",
+)
+
+# --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------
+NO_CATALOG_AT_REVISION = _code(
+    "MM701",
+    "no-catalog-at-revision",
+    "The git revision given to `diff` has no ranges/catalog.yaml.",
+    "Name a revision of this project's history that has its ranges (a commit, a branch or a tag).",
+    "0123456789ab:ranges/catalog.yaml:1:1: error: no catalog at this revision",
+)
+
+
+# --- 9: the command ----------------------------------------------------------------------------
+USAGE = _code(
+    "MM901",
+    "usage",
+    "The command was asked for something that does not exist: a profile, a project root, an option's value.",
+    "Correct the command line; `metrics-manual COMMAND --help` lists the options.",
+    "-:1:1: error: no ranges/ folder in /tmp or any folder above it; run inside a project or pass --root DIR",
+)
+WRITE_FAILED = _code(
+    "MM902",
+    "write-failed",
+    "A file could not be written (a read-only folder, a symlink, a device); the old files stand.",
+    "Make the place writable and a real folder, then run the command again.",
+    "-:1:1: error: cannot write docs/reference/index.md: Permission denied; nothing was changed",
+)
+MISSING_EXTRA = _code(
+    "MM903",
+    "missing-extra",
+    "Reading a run's form needs an optional package that is not installed.",
+    "Install the extra the message names, e.g. pip install 'metrics-manual[tensorboard]'.",
+    "-:1:1: error: reading TensorBoard event files needs the tensorboard extra: pip install "
+    "'metrics-manual[tensorboard]'",
+)
