@@ -146,7 +146,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
         self.env = environment(self.root / "templates")
-        if not config.site_url and not self.serving:
+        if not getattr(config, "site_url", None) and not self.serving:
             log.info(NO_SITE_URL.removeprefix("note: "))  # info: a warning fails a strict build
         try:
             settle(self.root)  # a switch a killed build left pending: finished before MkDocs reads docs/
