@@ -8,10 +8,19 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+REFERENCE_DIR = "docs/reference/metrics/"
+REFERENCE_MAP = REFERENCE_DIR + "index.md"
+
+
+def reference_text(files: Mapping[str, str]) -> str:
+    """The reference as one text: each section's page in catalog order, then the map of the metrics."""
+    pages = [text for rel, text in files.items() if rel.startswith(REFERENCE_DIR) and rel != REFERENCE_MAP]
+    return "\n".join([*pages, files[REFERENCE_MAP]])
 
 
 def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
@@ -44,3 +53,15 @@ def wait_for(predicate: Callable[[], object], timeout: float) -> float:
             pass
         time.sleep(0.1)
     raise AssertionError(f"not within {timeout} s")
+
+
+def section_of(manual: Any, key: str) -> str:
+    """The id of the catalog section that holds a metric (its page: reference/metrics/<id>/)."""
+    return next(s.id for s in manual.catalog.sections for m in s.metrics if m.key == key)
+
+
+def built_reference(site: Path) -> str:
+    """The built HTML of the reference: each section's page, then the map (reference/metrics/)."""
+    folder = site / "reference/metrics"
+    pages = sorted(folder.glob("*/index.html"))
+    return "\n".join(p.read_text("utf-8") for p in [*pages, folder / "index.html"])

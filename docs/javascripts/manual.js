@@ -91,7 +91,7 @@
 
   function phrase(profile, key, index, e) {
     // The range in the entry's own words, found by data attributes (compared as values, not as selectors).
-    for (const span of document.querySelectorAll(".mm-entry .mm-range[data-profile]")) {
+    for (const span of document.querySelectorAll(".mm-entry .mm-range[data-profile], .mm-table .mm-cell[data-profile]")) {
       if (span.dataset.profile === profile && span.dataset.key === key && span.dataset.index === String(index))
         return span.textContent;
     }
@@ -112,15 +112,18 @@
         byKey.get(m.key).ranges.push({ profile: doc.profile, expectations: m.expectations });
       }
     }
-    for (const [key, m] of byKey) {
-      if (m.ranges.some((r) => r.expectations.length)) select.append(new Option(m.label, key));
-    }
-    // The entry a reader landed on is the metric picked.
+    // The entries on this page (a section's page offers its own metrics); the entry landed on is picked.
     const anchors = new Map();
     for (const h of document.querySelectorAll("h3.mm-key")) {
       const code = h.querySelector("code");
       if (code) anchors.set(h.id, code.textContent);
     }
+    const here = new Set(anchors.values());
+    for (const [key, m] of byKey) {
+      if ((here.size === 0 || here.has(key)) && m.ranges.some((r) => r.expectations.length))
+        select.append(new Option(m.label, key));
+    }
+    if (!select.options.length) return; // nothing on this page has a range: the form stays hidden
     function pickFromHash() {
       const key = anchors.get(decodeURIComponent(location.hash.slice(1)));
       if (key && byKey.has(key) && [...select.options].some((o) => o.value === key)) select.value = key;

@@ -21,9 +21,9 @@ def check(root: Path, *args: str):
 
 def test_build_writes_only_changed_files(tiny: Path) -> None:
     first = build(tiny)
-    assert first.endswith("18 written, 0 unchanged, 0 removed\n")
+    assert first.endswith("20 written, 0 unchanged, 0 removed\n")
     stamps = {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
-    assert build(tiny).endswith("0 written, 18 unchanged, 0 removed\n")
+    assert build(tiny).endswith("0 written, 20 unchanged, 0 removed\n")
     assert stamps == {p: p.stat().st_mtime_ns for p in tiny.rglob("*") if p.is_file()}
     profile = tiny / "ranges/profiles/tiny.yaml"
     profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
@@ -37,9 +37,9 @@ def test_build_writes_only_changed_files(tiny: Path) -> None:
         "wrote docs/export/tiny.rules.yml",
         "wrote docs/export/tiny.yaml",
         "wrote docs/profiles/tiny.md",
-        "wrote docs/reference/metrics.md",
+        "wrote docs/reference/metrics/rollout.md",
     ]
-    assert "0.5 to 0.95 per step over 10 steps" in (tiny / "docs/reference/metrics.md").read_text("utf-8")
+    assert "0.5 to 0.95 per step over 10 steps" in (tiny / "docs/reference/metrics/rollout.md").read_text("utf-8")
 
 
 def test_invalid_source_writes_nothing(tiny: Path) -> None:
@@ -86,9 +86,9 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     result = check(tiny)
     assert result.returncode == 1
-    line = line_of(tiny / "docs/reference/metrics.md", "0.5 to 0.9 per step")
+    line = line_of(tiny / "docs/reference/metrics/rollout.md", "0.5 to 0.9 per step")
     assert (
-        f"docs/reference/metrics.md:{line}:1: error: generated file is out of date; run `metrics-manual build`"
+        f"docs/reference/metrics/rollout.md:{line}:1: error: generated file is out of date; run `metrics-manual build`"
         in result.stdout
     )
     assert re.search(
@@ -135,16 +135,16 @@ def test_drift_template_changed(tiny: Path) -> None:
 def test_drift_template_drops_a_value(tiny: Path) -> None:
     """A template bug that loses a number fails even when the committed page matches it."""
     edit(
-        tiny / "templates/pages/reference/metrics.md.j2",
+        tiny / "templates/pages/reference/metrics/[section].md.j2",
         "{% for e in p.expectations.get(metric.key, []) %}",
         "{% for e in p.expectations.get(metric.key, [])[:1] %}",
     )
     build(tiny)
     result = check(tiny)
     assert result.returncode == 1
-    line = line_of(tiny / "docs/reference/metrics.md", "{#m-train-grad_norm ")
+    line = line_of(tiny / "docs/reference/metrics/training.md", "{#m-train-grad_norm ")
     assert result.stdout.splitlines()[0] == (
-        f"docs/reference/metrics.md:{line}:1: error: reference page disagrees with ranges/: "
+        f"docs/reference/metrics/training.md:{line}:1: error: reference page disagrees with ranges/: "
         "train/grad_norm on 'Tiny runs' should read '1 to 3 per step in the first 2 steps', which is missing [MM411]"
     )
 
@@ -313,7 +313,7 @@ def test_changed_drawing_reads_as_one_line() -> None:
     head = "### [`train/grad_norm`](#m) {#m .mm-key}\n\nmeaning\n"
     old = head + svg.format("<rect x='1'/>" * 300) + "after\n"
     new = old.replace("<rect x='1'/>", "<rect x='2'/>").replace("meaning", "a meaning")
-    diff = short_diff("docs/reference/metrics.md", old, new)
+    diff = short_diff("docs/reference/metrics/training.md", old, new)
     assert "<svg" not in diff and "rect" not in diff
     assert "~ drawing of train/grad_norm changed\n" in diff
     assert "-meaning\n+a meaning\n" in diff

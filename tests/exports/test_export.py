@@ -106,7 +106,7 @@ def test_api_answers_what_a_metric_should_be(tiny: Path, tmp_path: Path) -> None
     assert (grad.section, grad.meaning, grad.url) == (
         "training",
         "the gradient norm",
-        "http://127.0.0.1:8000/reference/metrics/#m-train-grad_norm",
+        "http://127.0.0.1:8000/reference/metrics/training/#m-train-grad_norm",
     )
     with pytest.raises(KeyError):
         doc.expected("train/nothing")
@@ -231,7 +231,7 @@ def test_rules_leave_out_what_a_gauge_cannot_judge(tiny: Path) -> None:
     ]
     raw = rules[0]
     assert raw["expr"] == "miles_metric_rollout_raw_reward < 0.5 or miles_metric_rollout_raw_reward > 0.9"
-    assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
+    assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/rollout/#m-rollout-raw_reward"
 
 
 def test_site_url_comes_from_the_environment_as_mkdocs_reads_it(tiny: Path) -> None:
@@ -250,7 +250,7 @@ def test_site_url_comes_from_the_environment_as_mkdocs_reads_it(tiny: Path) -> N
     assert out.returncode == 0, out.stderr
     assert (
         json.loads(out.stdout)["metrics"][0]["url"]
-        == "https://metrics.example.org/manual/reference/metrics/#m-rollout-raw_reward"
+        == "https://metrics.example.org/manual/reference/metrics/rollout/#m-rollout-raw_reward"
     )
     env.pop("SITE_URL")
     out = subprocess.run(
@@ -260,7 +260,8 @@ def test_site_url_comes_from_the_environment_as_mkdocs_reads_it(tiny: Path) -> N
         env=env,
     )
     assert (
-        json.loads(out.stdout)["metrics"][0]["url"] == "http://127.0.0.1:8000/reference/metrics/#m-rollout-raw_reward"
+        json.loads(out.stdout)["metrics"][0]["url"]
+        == "http://127.0.0.1:8000/reference/metrics/rollout/#m-rollout-raw_reward"
     )
 
 

@@ -46,7 +46,7 @@ def test_one_entry_per_commit_that_changed_ranges_newest_first(history: Path) ->
     ]
     widen = page.split("Widen the reward band")[1].split("\n## ")[0]
     assert "bounds: 0.5 to 0.9 -> 0.5 to 0.95" in widen
-    assert "[`rollout/raw_reward`](reference/metrics.md#m-rollout-raw_reward)" in widen
+    assert "[`rollout/raw_reward`](reference/metrics/rollout.md#m-rollout-raw_reward)" in widen
     # Each metric of the catalog has its anchor, listing the commits that changed it.
     by_metric = page.split("## By metric")[1]
     grad = by_metric.split("{#m-train-grad_norm}")[1].split("### ")[0]
@@ -73,7 +73,7 @@ def test_check_does_not_depend_on_history(history: Path, tmp_path: Path) -> None
     copy = tmp_path / "copy"
     shutil.copytree(history, copy, ignore=shutil.ignore_patterns(".git"))
     assert run_cli("check", "--root", str(copy)).returncode == 0
-    assert "../changes.md#m-train-grad_norm" in (history / "docs/reference/metrics.md").read_text("utf-8")
+    assert "../../changes.md#m-train-grad_norm" in (history / "docs/reference/metrics/training.md").read_text("utf-8")
 
 
 @pytest.mark.slow
@@ -90,5 +90,5 @@ def test_site_build_has_the_page_and_the_links_to_it(history: Path) -> None:
     html = (history / "site/changes/index.html").read_text("utf-8")
     assert "Say which gradient norm" in html and "<b>*after*</b>" not in html
     assert 'id="m-train-grad_norm"' in html
-    ref = (history / "site/reference/metrics/index.html").read_text("utf-8")
-    assert 'href="../../changes/#m-train-grad_norm"' in ref
+    ref = (history / "site/reference/metrics/training/index.html").read_text("utf-8")
+    assert 'href="../../../changes/#m-train-grad_norm"' in ref

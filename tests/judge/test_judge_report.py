@@ -64,7 +64,10 @@ def test_the_report_opens_offline_with_one_drawing_per_judged_metric(browser, tm
         assert grad.locator("g.mm-failing").get_attribute("data-step") == "7"
         assert grad.locator("td.verdict").all_inner_texts() == ["fail", "pass"]
         assert page.locator("section#m-perf-step_time g.mm-failing").get_attribute("data-step") == "5"
-        assert grad.locator("a").get_attribute("href") == "https://manual.example/reference/metrics/#m-train-grad_norm"
+        assert (
+            grad.locator("a").get_attribute("href")
+            == "https://manual.example/reference/metrics/training/#m-train-grad_norm"
+        )
         assert "the gradient norm" in grad.inner_text()
     finally:
         context.close()

@@ -18,7 +18,7 @@ import yaml
 from conftest import snapshot
 from metrics_manual.model.phrase import describe
 from metrics_manual.source.load import load_manual
-from site_helpers import ENV, fetch, free_port, mkdocs_build, wait_for
+from site_helpers import ENV, built_reference, fetch, free_port, mkdocs_build, section_of, wait_for
 
 # These tests run on a copy of the real manual, whatever it holds: they find what they edit
 # (the first profile, its first band, the first metric) instead of naming shipped data.
@@ -86,7 +86,7 @@ def test_strict_build_of_the_manual(repo_copy: Path, tmp_path: Path) -> None:
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr
-    page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
+    page = built_reference(tmp_path / "site")
     manual = load_manual(repo_copy)
     for metric in manual.metrics.values():
         assert f'<h3 class="mm-key" id="{metric.anchor}">' in page, metric.key
@@ -136,7 +136,7 @@ def test_a_second_profile_appears_without_template_or_config_change(repo_copy: P
     title, old, new = second_profile(repo_copy)
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode == 0, result.stderr
-    page = html.unescape((tmp_path / "site/reference/metrics/index.html").read_text("utf-8"))
+    page = html.unescape(built_reference(tmp_path / "site"))
     assert title in page and new in page and old in page
     new_id = sorted(p.stem for p in (repo_copy / "ranges/profiles").glob("*-seed2.yaml"))[0]
     assert (tmp_path / f"site/profiles/{new_id}/index.html").exists()
@@ -163,8 +163,10 @@ def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path
     assert "<code>window_first</code>" in exports
     # The home page lists every key of the catalog, each linked to its entry.
     manual = load_manual(repo_copy)
-    for metric in manual.metrics.values():
-        assert f'href="reference/metrics/#{metric.anchor}"><code>{metric.key}</code></a>' in home, metric.key
+    for section in manual.catalog.sections:
+        for metric in section.metrics:
+            link = f'href="reference/metrics/{section.id}/#{metric.anchor}"><code>{metric.key}</code></a>'
+            assert link in home, metric.key
 
 
 @pytest.mark.slow
@@ -195,7 +197,7 @@ def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_pat
     catalog.write_text(text[: first.start()] + f"{first.group(1)}meaning: '{nasty}'" + text[first.end() :], "utf-8")
     metric = next(m for m in load_manual(repo_copy).metrics.values() if m.meaning == nasty)
     assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
-    page = (tmp_path / "site/reference/metrics/index.html").read_text("utf-8")
+    page = built_reference(tmp_path / "site")
     body = page.split(f'id="{metric.anchor}"', 1)[1].split("<h", 1)[0]
     meaning = re.search(r'<span class="mm-meaning">(.*?)</span>', body, re.S)
     assert meaning is not None
@@ -221,8 +223,10 @@ def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
 
 @pytest.mark.slow
 def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:
-    anchor = next(iter(load_manual(repo_copy).metrics.values())).anchor + "-typo"
-    (repo_copy / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm](reference/metrics.md#{anchor}).\n", "utf-8")
+    section = load_manual(repo_copy).catalog.sections[0]
+    anchor = section.metrics[0].anchor + "-typo"
+    link = f"reference/metrics/{section.id}.md#{anchor}"
+    (repo_copy / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm]({link}).\n", "utf-8")
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode != 0
     assert anchor in result.stderr
@@ -238,7 +242,10 @@ def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_pat
         env=ENV,
         start_new_session=True,
     )
-    url = f"http://127.0.0.1:{port}/reference/metrics/"
+    section = section_of(
+        load_manual(repo_copy), first_band(yaml.safe_load(first_profile(repo_copy).read_text("utf-8")))[0]
+    )
+    url = f"http://127.0.0.1:{port}/reference/metrics/{section}/"
     try:
         wait_for(lambda: "mm-range" in fetch(url), 60)
         _, phrase = set_band(repo_copy, 0.125, 9876.5)
@@ -250,7 +257,7 @@ def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_pat
         assert (tmp_path / "serve.log").read_text("utf-8").count("Building documentation") == builds, "rebuild loop"
         # One initial build, one for the edit, at most one more for the pages the edit regenerated.
         assert builds <= 3, (tmp_path / "serve.log").read_text("utf-8")
-        assert "0.125 to 9,876.5" in (repo_copy / "docs/reference/metrics.md").read_text("utf-8")
+        assert "0.125 to 9,876.5" in (repo_copy / f"docs/reference/metrics/{section}.md").read_text("utf-8")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)

@@ -7,7 +7,7 @@
 Judge a run against it (the same judgement as `metrics-manual judge`):
 
     from metrics_manual.api import judge, read_run
-    run = read_run([Path("dump/events")], {"train": "train/step", "rollout": "rollout/step"})
+    run = read_run([Path("dump/events")], profile.step_keys)   # the step keys the profile carries
     verdict = judge(profile, run, rtol=0.1, exclude_steps=[3])
     verdict.summary, [r for r in verdict.results if r.verdict != "pass"]
 """
@@ -25,7 +25,7 @@ from metrics_manual.judge.rules import DEFAULT_RTOL, Judgement, Result
 from metrics_manual.judge.rules import judge as _judge
 from metrics_manual.model.schema import AtStep, Band, Exact, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.series import Run, StepRanges
 
 __all__ = [
     "load_profile",
@@ -39,6 +39,7 @@ __all__ = [
     "judge",
     "read_run",
     "Run",
+    "StepRanges",
     "Judgement",
     "Result",
 ]
@@ -47,16 +48,21 @@ __all__ = [
 def load_profile(path: str | Path) -> ProfileExport:
     """Read an exported profile (.json, .yaml or .yml) into typed objects; ValueError if it is not one."""
     path = Path(path)
-    text = path.read_text("utf-8")
     try:
+        text = path.read_text("utf-8")
         data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
         return ProfileExport.model_validate(data)
-    except (ValueError, yaml.YAMLError, ValidationError, RecursionError) as exc:
+    except (ValueError, OSError, yaml.YAMLError, ValidationError, RecursionError) as exc:
         raise ValueError(f"{path}: not an exported metrics-manual profile: {exc}") from None
 
 
 def judge(
-    profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclude_steps: Iterable[int] = ()
+    profile: ProfileExport,
+    run: Run,
+    *,
+    rtol: float = DEFAULT_RTOL,
+    exclude_steps: Iterable[int] | StepRanges = (),
 ) -> Judgement:
-    """Every expectation of `profile` held against `run`: pass, fail or error, with the failing steps."""
+    """Every expectation of `profile` held against `run`: pass, fail or error, with the failing steps.
+    `exclude_steps`: steps, or `StepRanges([(first, last), ...])` for long ranges."""
     return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps)

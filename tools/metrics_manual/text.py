@@ -24,6 +24,14 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def inert(text: str) -> str:
+    """Control characters (a newline, the ESC of ANSI/OSC sequences ...) and lone surrogates as
+    escapes: a key from a run file cannot forge an output line or drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in text)
+
+
 def github_data(text: str) -> str:
     """The message of a GitHub workflow command: it ends at a line break."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

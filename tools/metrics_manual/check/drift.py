@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from metrics_manual.build import generate
-from metrics_manual.check.readback import REFERENCE, reference_findings
+from metrics_manual.check.readback import reference_findings
 from metrics_manual.check.rejudge import rejudge
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
@@ -190,6 +190,6 @@ def check(root: Path) -> list[Finding]:
     for rel, text in sorted(pages.items()):
         findings += unknown_keys(known, rel, text)
     # Reading the page back also finds every catalog metric that is missing from it.
-    findings += reference_findings(manual, files.get(REFERENCE, ""))
+    findings += reference_findings(manual, files)
     findings += rejudge(root, manual)
     return findings

@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from metrics_manual.build import exported_profile
 from metrics_manual.check.rejudge import held_against, verdicts
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root
 from metrics_manual.derive.profile_edit import ProfileFile
@@ -23,6 +22,7 @@ from metrics_manual.derive.stats import DEFAULT_METHOD, Derivation, Method, Opti
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
 from metrics_manual.disk.files import locked, symlink_on_the_way, write_real_file
 from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.profile import exported_profile
 from metrics_manual.judge.rules import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words

@@ -8,33 +8,70 @@ from pathlib import Path
 
 import click
 
-from metrics_manual.build import exported_profile
+from metrics_manual.api import load_profile
 from metrics_manual.cli.common import fail, find_root, progress_bar
-from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
 from metrics_manual.disk.files import write_file
+from metrics_manual.exports.profile import exported_profile
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
+from metrics_manual.model.schema import ProfileExport
+from metrics_manual.runs.collect import MAX_STEP
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
+from metrics_manual.runs.series import StepRanges
 
 EXIT_INPUT = 2
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
-def parse_steps(text: str) -> list[int]:
-    """'3,7-9' -> [3, 7, 8, 9]; ValueError on anything else."""
-    steps: set[int] = set()
+def parse_steps(text: str) -> StepRanges:
+    """'3,7-9' -> the ranges 3-3 and 7-9 (held as ranges, never as sets of steps); ValueError on anything else."""
+    spans: list[tuple[int, int]] = []
     for part in text.split(","):
         m = _RANGE.match(part)
-        if not m:
-            raise ValueError(f"{part.strip()!r} is not a step or a range of steps (3 or 7-9)")
+        if not m or len(part) > 60:
+            raise ValueError(f"{part.strip()[:60]!r} is not a step or a range of steps (3 or 7-9)")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi < lo:
             raise ValueError(f"{part.strip()!r}: the range ends before it starts")
-        if hi - lo > 10_000_000:
-            raise ValueError(f"{part.strip()!r}: too many steps")
-        steps.update(range(lo, hi + 1))
-    return sorted(steps)
+        if hi > MAX_STEP:
+            raise ValueError(f"{part.strip()!r}: a step is at most 2^63-1")
+        spans.append((lo, hi))
+    return StepRanges(spans)
+
+
+def load_profile_arg(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path | None]:
+    """--profile: a profile id of the project, or the path of an exported profile (JSON or YAML as
+    `export` writes it). Returns the profile, the step keys and the project root (None outside one)."""
+    path = Path(value)
+    if path.suffix.lower() in (".json", ".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise UsageError(f"--profile {value}: no such file (a profile id, or an exported profile's .json/.yaml)")
+        try:
+            profile = load_profile(path)
+        except (ValueError, OSError) as exc:
+            raise UsageError(str(exc)[:500]) from None
+        if not profile.step_keys:
+            raise UsageError(
+                f"{value}: the exported profile names no step_keys (an older export); export it again "
+                "with metrics-manual export"
+            )
+        try:
+            project: Path | None = find_root(root)
+        except UsageError:
+            project = None
+        return profile, dict(profile.step_keys), project
+    project = find_root(root)
+    manual, profile = exported_profile(project, value)
+    return profile, dict(manual.catalog.step_keys), project
+
+
+def _templates(project: Path | None) -> Path:
+    """The report's templates: the project's, else those beside the package (an editable install)."""
+    if project is not None and (project / "templates").is_dir():
+        return project / "templates"
+    return Path(__file__).resolve().parents[3] / "templates"
 
 
 def _fail(message: str | list[Finding], fmt: str = "text") -> None:
@@ -53,7 +90,12 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
     default=None,
     help="Project root: the folder with ranges/ (default: found upwards from here).",
 )
-@click.option("--profile", "profile_id", required=True, help="Id of the profile to judge the run against.")
+@click.option(
+    "--profile",
+    "profile_id",
+    required=True,
+    help="Id of the profile, or the path of an exported profile (.json/.yaml): then no project is needed.",
+)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--format", "fmt", type=click.Choice(OUTPUTS), default="text", show_default=True, help="How verdicts are printed."
@@ -64,7 +106,9 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
     default=None,
     help="Also write a self-contained HTML page with a drawing per judged metric.",
 )
-@click.option("--exclude-steps", default="", metavar="3,7-9", help="Steps dropped from every judgement.")
+@click.option(
+    "--exclude-steps", default="", metavar="3,7-9", help="Steps dropped from every judgement (steps and ranges)."
+)
 @click.option(
     "--rtol",
     type=float,
@@ -95,19 +139,20 @@ def judge_command(
 ) -> None:
     """Judge the run whose files or folders are PATHS against a profile: pass, fail or error per expectation.
 
-    Exit 0 when every judged expectation passes, 1 on any fail or error, 2 on bad input.
+    Exit 0 when every judged expectation passes, 1 on any fail or error, 2 on bad input
+    (also a corrupt or hostile line in the run's files: the verdicts are printed all the same).
     """
+    excluded = StepRanges()
     try:
-        excluded = parse_steps(exclude_steps) if exclude_steps.strip() else []
+        excluded = parse_steps(exclude_steps) if exclude_steps.strip() else excluded
     except ValueError as exc:
         _fail(f"--exclude-steps: {exc}")
     if not rtol > 0 or rtol != rtol or rtol == float("inf"):
         _fail(f"--rtol must be a number above 0, got {rtol}")
 
     try:
-        project = find_root(root)
-        manual, profile = exported_profile(project, profile_id)
-        run = read_run(list(paths), manual.catalog, input_format, progress_bar(progress), keys=judged_keys(profile))
+        profile, step_keys, project = load_profile_arg(profile_id, root)
+        run = read_run(list(paths), step_keys, input_format, progress_bar(progress), keys=judged_keys(profile))
     except RunInputError as err:
         _fail(err.findings, fmt)
         return
@@ -118,7 +163,7 @@ def judge_command(
         from metrics_manual.judge.report_html import report_html
 
         try:
-            write_file(report, report_html(result, run, profile, project / "templates"))
+            write_file(report, report_html(result, run, profile, _templates(project)))
         except ManualError as err:
             fail(err)
     click.echo(render(result, fmt), nl=False)

@@ -2,34 +2,61 @@
 
 Exit codes, the same for every command: 0 all good, 1 the files drifted (check) or a run
 fails its profile (judge, derive), 2 bad input or a file that cannot be written (nothing
-was changed).
+was changed; for judge also a run file with a corrupt or hostile line: the verdicts are
+printed with the finding).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import importlib
 
 import click
 
-from metrics_manual.build import NO_SITE_URL, exported_profile, site_url
-from metrics_manual.build import build as build_project
-from metrics_manual.check import drift as check_mod
-from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
-from metrics_manual.cli.coverage import coverage_command
-from metrics_manual.cli.derive import derive_command
-from metrics_manual.cli.diff import diff_command
-from metrics_manual.cli.judge import judge_command
-from metrics_manual.cli.listing import list_command
-from metrics_manual.diagnostics.finding import ManualError, errors
-from metrics_manual.diagnostics.report import report
-from metrics_manual.disk.files import write_file
-from metrics_manual.exports.formats import EXPORT_FORMATS, export_text
-from metrics_manual.source.load import load_manual
+# Each command's module is imported only when that command runs (or its help is asked for), so
+# `--version` and the start of `judge` or `validate` do not pay for the site, the exports or
+# pydantic's models they do not use. name -> (module, attribute, the short help `--help` lists;
+# a test holds it equal to the command's own).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "validate": ("metrics_manual.cli.project", "validate", "Load and validate ranges/."),
+    "build": ("metrics_manual.cli.project", "build", "Write pages, exports and schemas that changed."),
+    "check": ("metrics_manual.cli.project", "check", "Compare docs/ with ranges/ in memory."),
+    "export": ("metrics_manual.cli.project", "export", "Export one profile as JSON, YAML, CSV or alert rules."),
+    "judge": ("metrics_manual.cli.judge", "judge_command", "Judge a run against a profile: pass, fail or error."),
+    "derive": ("metrics_manual.cli.derive", "derive_command", "Compute a profile's ranges from runs."),
+    "diff": ("metrics_manual.cli.diff", "diff_command", "What changed in ranges/ between two git revisions."),
+    "coverage": (
+        "metrics_manual.cli.coverage",
+        "coverage_command",
+        "Hold the catalog against the keys a Miles checkout logs.",
+    ),
+    "list": ("metrics_manual.cli.listing", "list_command", "List the documented metrics or the profiles."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported by name when first used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute, _ = COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The list of commands with their short help, without importing them."""
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, invoke_without_command=True
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    invoke_without_command=True,
 )
 @click.version_option(None, "-V", "--version", package_name="metrics-manual", prog_name="metrics-manual")
 @click.pass_context
@@ -37,7 +64,7 @@ def main(ctx: click.Context) -> None:
     """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
 
     Exit codes: 0 all good, 1 drift (check) or a failing run (judge, derive),
-    2 bad input or a failed write.
+    2 bad input (judge: also a run file it could not read whole) or a failed write.
 
     \b
     Shell completion (bash; zsh_source and fish_source for the others):
@@ -46,105 +73,6 @@ def main(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:  # a bare `metrics-manual`: the overview, and exit 0
         click.echo(ctx.get_help())
 
-
-@main.command(short_help="Load and validate ranges/.")
-@root_option
-@format_option
-def validate(root: str | None, fmt: str) -> None:
-    """Load and validate ranges/ and print every finding."""
-    try:
-        manual = load_manual(find_root(root))
-    except ManualError as err:
-        fail(err, fmt)
-    show([], fmt)
-    if fmt == "text":
-        n = sum(len(v) for p in manual.profiles for v in p.expectations.values())
-        click.echo(f"ok: {len(manual.metrics)} metrics, {len(manual.profiles)} profile(s), {n} expectations")
-
-
-@main.command(short_help="Write pages, exports and schemas that changed.")
-@root_option
-@format_option
-def build(root: str | None, fmt: str) -> None:
-    """Validate ranges/, then render pages, export profiles and write schemas under docs/.
-
-    Writes only the files whose content changed, all at once: a build that fails or is
-    killed leaves the old files.
-    """
-    try:
-        _, todo = build_project(find_root(root))
-    except ManualError as err:
-        fail(err, fmt, wrote_nothing=True)
-    show(todo.kept, fmt)
-    if fmt != "text":
-        return
-    for rel in todo.hand_edited:
-        click.echo(f"overwrote hand edits in {rel}", err=True)
-    for rel in todo.write:
-        click.echo(f"wrote {rel}")
-    for rel in todo.remove:
-        click.echo(f"removed stray {rel}")
-    click.echo(f"{len(todo.write)} written, {todo.unchanged} unchanged, {len(todo.remove)} removed")
-    if (find_root(root) / "mkdocs.yml").is_file() and site_url(find_root(root)) is None:
-        click.echo(NO_SITE_URL, err=True)
-
-
-@main.command(short_help="Compare docs/ with ranges/ in memory.")
-@root_option
-@format_option
-def check(root: str | None, fmt: str) -> None:
-    """Compare pages, exports and schemas with ranges/ in memory; exit 1 with a diff on drift.
-
-    Writes nothing, except to finish a build that was killed while switching files.
-    """
-    try:
-        findings = check_mod.check(find_root(root))
-    except ManualError as err:
-        fail(err, fmt)
-    if findings or fmt == "json":  # check's findings are its output: stdout in every format
-        click.echo(report(findings, fmt))
-    bad = errors(findings)
-    if fmt == "text":
-        rebuild = any(f.code.rebuild for f in bad)  # else: fix ranges/ or the captures
-        click.echo(
-            f"{len(bad)} problem(s)" + (": run `metrics-manual build` to regenerate files" if rebuild else "")
-            if bad
-            else "ok: docs, exports and schemas agree with ranges/"
-        )
-    sys.exit(EXIT_DRIFT if bad else 0)
-
-
-@main.command(short_help="Export one profile as JSON, YAML, CSV or alert rules.")
-@root_option
-@click.option("--profile", "profile_id", required=True, help="Id of the profile to export.")
-@click.option(
-    "--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="json", show_default=True, help="The export format."
-)
-@click.option(
-    "-o",
-    "--output",
-    default="-",
-    show_default=True,
-    help="File to write (through a symlink, never onto a device); - for standard output.",
-)
-def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
-    """Export one profile as JSON, YAML, CSV or Prometheus alerting rules."""
-    try:
-        _, doc = exported_profile(find_root(root), profile_id)
-        text = export_text(doc, fmt)
-        if output == "-":
-            click.echo(text, nl=False)
-        else:
-            write_file(Path(output), text)
-    except ManualError as err:
-        fail(err)
-
-
-main.add_command(judge_command)
-main.add_command(derive_command)
-main.add_command(diff_command)
-main.add_command(coverage_command)
-main.add_command(list_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

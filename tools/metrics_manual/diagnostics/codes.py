@@ -355,7 +355,7 @@ REFERENCE_DISAGREES = _code(
     "reference-disagrees",
     "The reference page, read back, says something other than ranges/.",
     "Run `metrics-manual build`; if it persists, the reference template drops or alters a fact.",
-    "docs/reference/index.md:1:1: error: reference page disagrees with ranges/: sections ['a'] instead of ['a', 'b']",
+    "docs/reference/metrics/a.md:1:1: error: reference page disagrees with ranges/: sections ['b'] instead of ['a']",
 )
 CAPTURE_MISSING = _code(
     "MM412",
@@ -437,9 +437,10 @@ MISSING_STEP = _code(
 NOT_A_NUMBER = _code(
     "MM508",
     "not-a-number",
-    "A metric's value in a run file is not a number.",
-    "Repair the value; it was skipped.",
-    "run.csv:5:3: error: train/loss: not a number: 'n/a'",
+    "A metric's value in a run file is not a finite number (a string, null, a bool, out of float range); every "
+    "expectation of that metric is an error.",
+    "Repair the value, or exclude its step (--exclude-steps) if the run is known to be bad there.",
+    "dashboard.jsonl:5:1: warning: train/loss: not a number at step 4: '1e9' (an error of its expectations)",
 )
 UNREADABLE_RUN = _code(
     "MM509",
@@ -447,6 +448,37 @@ UNREADABLE_RUN = _code(
     "A run file cannot be read as its form at all.",
     "Check the file's permissions and form (--input-format).",
     "run.csv:1:1: error: cannot read as wandb-csv: line contains NUL",
+)
+
+LINE_TOO_LONG = _code(
+    "MM510",
+    "line-too-long",
+    "A line of a run file is longer than the reader's cap (64 MB); it was skipped unread.",
+    "Repair the file; a metrics line is never that long.",
+    "dump/events/main.jsonl:7:1: error: a line longer than 64 MB; it was skipped (see Limits)",
+)
+NOT_A_STEP = _code(
+    "MM511",
+    "not-a-step",
+    "A step key's value is not an integer from 0 to 2^63-1; the record was skipped.",
+    "Repair the record's step.",
+    "dashboard.jsonl:9:1: error: train/step is 9223372036854775808, not a step (an integer from 0 to 2^63-1); "
+    "the record was skipped",
+)
+INVALID_KEY = _code(
+    "MM512",
+    "invalid-key",
+    "A key in a run file is not valid Unicode (a lone surrogate escape); the line was skipped.",
+    "Repair the key.",
+    "dump/events/main.jsonl:3:1: error: a key that is not valid Unicode (a lone surrogate): 'train/x\\ud800'; "
+    "the line was skipped",
+)
+FILE_NAME_NOT_UTF8 = _code(
+    "MM513",
+    "file-name-not-utf8",
+    "A run file's name is not UTF-8; it was read, and is shown with \\x escapes.",
+    "Rename the file.",
+    "dump/metrics-\\xff.jsonl:1:1: error: the file name is not UTF-8 (shown with \\x escapes); it was read",
 )
 
 # --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------

@@ -11,6 +11,7 @@ from typing import Any, assert_never
 
 from pydantic import BaseModel, TypeAdapter
 
+from metrics_manual.exports.names import EXPORT_FORMATS, SUFFIX
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
     SCHEMA_VERSION,
@@ -34,8 +35,7 @@ from metrics_manual.source.load import Manual
 
 EXPORT_DIR = "docs/export"
 SCHEMA_DIR = "docs/schema"  # the source's schemas: editors validate ranges/*.yaml against them
-EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus", "grafana")
-SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml", "grafana": ".grafana.json"}
+# Each catalog section has a page under it: reference/metrics/<section id>/#<metric anchor>.
 REFERENCE_PAGE = "reference/metrics/"
 
 CSV_COLUMNS: dict[str, str] = {
@@ -71,16 +71,19 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                     section_title=section.title,
                     meaning=m.meaning,
                     unit=m.unit,
-                    url=metric_url(site_url, m.anchor),
+                    url=metric_url(site_url, section.id, m.anchor),
                     expectations=profile.expectations.get(m.key, []),
                 )
             )
     info = ProfileInfo.model_construct(**{k: getattr(profile, k) for k in ProfileInfo.model_fields})
-    return ProfileExport.model_construct(schema_version=SCHEMA_VERSION, profile=info, metrics=metrics)
+    return ProfileExport.model_construct(
+        schema_version=SCHEMA_VERSION, profile=info, step_keys=dict(manual.catalog.step_keys), metrics=metrics
+    )
 
 
-def metric_url(site_url: str | None, anchor: str) -> str | None:
-    return f"{site_url.rstrip('/')}/{REFERENCE_PAGE}#{anchor}" if site_url else None
+def metric_url(site_url: str | None, section: str, anchor: str) -> str | None:
+    """The metric's entry on its section's page (the old `reference/metrics/#anchor` still lands there)."""
+    return f"{site_url.rstrip('/')}/{REFERENCE_PAGE}{section}/#{anchor}" if site_url else None
 
 
 def _plain(doc: ProfileExport) -> dict[str, Any]:

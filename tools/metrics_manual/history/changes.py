@@ -20,7 +20,7 @@ from metrics_manual.history.report import to_markdown
 from metrics_manual.source.load import Manual
 
 PAGE = "changes.md"
-REFERENCE = "reference/metrics.md"
+REFERENCE = "reference/metrics/"  # each catalog section has a page here: <section id>.md
 
 
 def commit_anchor(sha: str) -> str:
@@ -119,6 +119,7 @@ def changes_page(root: Path | None, manual: Manual, *, why: str | None = None) -
         out.append(f"Built at commit {code(head[:12])}.")
         out.append("")
     out += ["## By metric {#by-metric}", "", "The commits that changed each metric of the reference page.", ""]
+    link = _linker(manual)
     for key, m in manual.metrics.items():
         out += [f"### {code(key)} {{#{m.anchor}}}", ""]
         entries = by_key.get(key, [])
@@ -128,15 +129,15 @@ def changes_page(root: Path | None, manual: Manual, *, why: str | None = None) -
             out.append("No recorded change.")
         for c, subject in entries:
             out.append(f"- [{c.date} {code(c.sha[:12])}](#{commit_anchor(c.sha)}) {inert(subject)}")
-        out += ["", f"[The metric on the reference page]({REFERENCE}#{m.anchor})", ""]
+        out += ["", f"[The metric on the reference page]({link(key)})", ""]
     return "\n".join(out)
 
 
 def _linker(manual: Manual) -> Callable[[str], str | None]:
     """Links to the reference page for the keys it still has (a link to a gone anchor would fail the strict build)."""
-    known = manual.metrics
+    pages = {m.key: f"{REFERENCE}{s.id}.md#{m.anchor}" for s in manual.catalog.sections for m in s.metrics}
 
     def link(key: str) -> str | None:
-        return f"{REFERENCE}#{known[key].anchor}" if key in known else None
+        return pages.get(key)
 
     return link

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from metrics_manual.judge.rules import Judgement, Problem, Result
+from metrics_manual.judge.rules import Judgement, Problem, Result, Span
 from metrics_manual.model.phrase import num, plain
-from metrics_manual.text import github_data, github_property, xml_chars
+from metrics_manual.text import github_data, github_property, inert, xml_chars
 
 OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
@@ -22,15 +22,9 @@ def render(j: Judgement, fmt: str) -> str:
     return text(j)
 
 
-def ranges(steps: list[int]) -> str:
+def ranges(spans: list[Span]) -> str:
     """3, 7-9: steps in the form --exclude-steps takes."""
-    out: list[str] = []
-    for s in sorted(set(steps)):
-        if out and out[-1].split("-")[-1] == str(s - 1):
-            out[-1] = f"{out[-1].split('-')[0]}-{s}"
-        else:
-            out.append(str(s))
-    return ", ".join(out)
+    return ", ".join(str(s.first) if s.first == s.last else f"{s.first}-{s.last}" for s in spans)
 
 
 def headline(j: Judgement) -> list[str]:
@@ -44,6 +38,10 @@ def headline(j: Judgement) -> list[str]:
     ]
     if run.excluded_steps:
         lines.append(f"excluded steps: {ranges(run.excluded_steps)}")
+    for sk, step in run.unfinished_steps.items():
+        lines.append(f"unfinished: {sk} {step} (a file's last line is cut; no value is missing there)")
+    for r in run.relogged:
+        lines.append(f"re-logged (a resumed run; the later record is judged): {r.path}: {r.step_key} {ranges(r.steps)}")
     return lines
 
 
@@ -69,12 +67,27 @@ def text(j: Judgement) -> str:
         ]
     out += [problem_line(p) for p in j.problems]
     out.append(summary_line(j))
-    return "\n".join(out) + "\n"
+    # Keys and paths come from the run's files: a newline or an escape sequence in one must not
+    # forge a line or drive the terminal.
+    return "\n".join(inert(line) for line in out) + "\n"
 
 
 def problem_line(p: Problem) -> str:
     """A reading problem as the command prints a finding: `path:line:col: severity: message`."""
     return f"{p.path}:{p.line}:{p.col}: {p.severity}: {p.message}"
+
+
+def _x(text: str) -> str:
+    """Text for JUnit: each line inert (control characters escaped), the line breaks kept."""
+    return xml_chars("\n".join(inert(line) for line in text.split("\n")))
+
+
+def _gd(text: str) -> str:
+    return inert(github_data(text))
+
+
+def _gp(text: str) -> str:
+    return inert(github_property(text))
 
 
 def junit(j: Judgement) -> str:
@@ -93,7 +106,7 @@ def junit(j: Judgement) -> str:
     suite = ET.SubElement(
         root,
         "testsuite",
-        name=xml_chars(f"profile {j.profile}"),
+        name=_x(f"profile {j.profile}"),
         tests=str(len(j.results) + 1),
         failures=str(s.failed),
         errors=str(errors),
@@ -107,30 +120,30 @@ def junit(j: Judgement) -> str:
         ("formats", " ".join(j.run.formats)),
         ("excluded_steps", ranges(j.run.excluded_steps)),
     ):
-        ET.SubElement(props, "property", name=name, value=xml_chars(value))
+        ET.SubElement(props, "property", name=name, value=_x(value))
     for r in j.results:
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=xml_chars(r.metric),
-            name=xml_chars(f"[{r.expectation}] {r.kind}: {r.expected}"),
+            classname=_x(r.metric),
+            name=_x(f"[{r.expectation}] {r.kind}: {r.expected}"),
             time="0",
         )
         if r.verdict != "pass":
             tag = "failure" if r.verdict == "fail" else "error"
-            el = ET.SubElement(case, tag, message=xml_chars(r.reason), type=r.verdict)
-            el.text = xml_chars(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
+            el = ET.SubElement(case, tag, message=_x(r.reason), type=r.verdict)
+            el.text = _x(f"{r.metric}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
         else:
-            ET.SubElement(case, "system-out").text = xml_chars(r.reason)
+            ET.SubElement(case, "system-out").text = _x(r.reason)
     case = ET.SubElement(suite, "testcase", classname="run", name="the run's files read cleanly", time="0")
     errs = [p for p in j.problems if p.severity == "error"]
     if errs:
-        ET.SubElement(case, "error", message=xml_chars(f"{len(errs)} reading error(s)"), type="error").text = xml_chars(
+        ET.SubElement(case, "error", message=_x(f"{len(errs)} reading error(s)"), type="error").text = _x(
             "\n".join(problem_line(p) for p in errs)
         )
     warns = [problem_line(p) for p in j.problems if p.severity != "error"]
     if warns:
-        ET.SubElement(case, "system-err").text = xml_chars("\n".join(warns))
+        ET.SubElement(case, "system-err").text = _x("\n".join(warns))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -141,12 +154,12 @@ def github(j: Judgement) -> str:
     for r in j.results:
         if r.verdict == "pass":
             continue
-        title = github_property(f"{r.metric} {r.verdict}")
-        out.append(f"::error title={title}::{github_data(f'{r.metric}: expected {r.expected}; {r.reason}')}")
+        title = _gp(f"{r.metric} {r.verdict}")
+        out.append(f"::error title={title}::{_gd(f'{r.metric}: expected {r.expected}; {r.reason}')}")
     for p in j.problems:
-        props = f"file={github_property(p.path)},line={p.line},col={p.col}"
-        out.append(f"::{p.severity} {props}::{github_data(p.message)}")
-    out.append(f"::notice title=metrics-manual judge::{github_data(summary_line(j))}")
+        props = f"file={_gp(p.path)},line={p.line},col={p.col}"
+        out.append(f"::{p.severity} {props}::{_gd(p.message)}")
+    out.append(f"::notice title=metrics-manual judge::{_gd(summary_line(j))}")
     return "\n".join(out) + "\n"
 
 

@@ -9,9 +9,11 @@ The rules, one function per kind of expectation (the words of docs/judging.md):
 - exact: every value (or the value at that step) equals the stated value;
 - presence: the metric is logged at every step of its step key that the run reached.
 
-A ranged metric missing from the run, or a non-finite value, is an error, never a skip.
-Excluded steps are dropped before any rule runs. The typed result is also the JSON output,
-so its JSON Schema comes from these classes.
+Before any rule, what makes a pass unearned (ERRORS below, the words of docs/judging.md):
+a ranged metric missing from the run, a value that is not a finite number anywhere in the
+run, two files with different values at one step, a step the expectation covers that the
+run reached and finished without this metric. Excluded steps are dropped before all of it.
+The typed result is also the JSON output, so its JSON Schema comes from these classes.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, measured, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
+from metrics_manual.runs.collect import KEYS_KEPT
+from metrics_manual.runs.series import Run, StepRanges, compact
 
 DEFAULT_RTOL = 0.10
 LISTED = 1000  # failing steps listed per result: a run failing everywhere must not print a book
@@ -66,6 +70,10 @@ class Result(_Out):
     expected: str = Field(description="The expectation in the manual's words.")
     verdict: Verdict
     steps_judged: int
+    steps_missing: int = Field(
+        default=0,
+        description="Steps the expectation covers that the run reached and finished without a value of this metric.",
+    )
     steps_expected: int = Field(description="Steps the expectation covers; more than steps_judged on a short run.")
     failing_steps: list[Point] = Field(
         default_factory=list, description=f"The failing steps, in order: the first {LISTED:,}."
@@ -93,11 +101,33 @@ class StepsSeen(_Out):
     count: int
 
 
+class Span(_Out):
+    first: int
+    last: int
+
+
+class Relogged(_Out):
+    path: str
+    step_key: str
+    steps: list[Span] = Field(description="Steps this file logged again later; the later record was judged.")
+
+
 class RunInfo(_Out):
     paths: list[str]
     formats: list[str]
     steps: dict[str, StepsSeen] = Field(description="Step key -> the steps the run reached.")
-    excluded_steps: list[int] = Field(default_factory=list)
+    excluded_steps: list[Span] = Field(default_factory=list, description="--exclude-steps, as ranges.")
+    unfinished_steps: dict[str, int] = Field(
+        default_factory=dict,
+        description="Step key -> its last step, unfinished because a file's last line is cut: no value is missing there.",
+    )
+    relogged: list[Relogged] = Field(
+        default_factory=list, description="Steps logged again later in the same file (a resumed run)."
+    )
+    unlisted_keys: int = Field(
+        default=0,
+        description=f"About how many more keys not in the catalog the run logged, past the {KEYS_KEPT:,} listed.",
+    )
 
 
 class Problem(_Out):
@@ -112,8 +142,10 @@ class Summary(_Out):
     passed: int = Field(alias="pass")
     failed: int = Field(alias="fail")
     errors: int = Field(alias="error")
-    not_judged: int
-    problems: int = Field(default=0, description="Errors found while reading the run (corrupt lines).")
+    not_judged: int = Field(description="Expectations and keys not judged, the keys past those listed counted.")
+    problems: int = Field(
+        default=0, description="Errors found while reading the run (corrupt or hostile lines): exit 2."
+    )
 
 
 class Judgement(_Out):
@@ -130,9 +162,10 @@ class Judgement(_Out):
 
     @property
     def exit_code(self) -> int:
-        """0 when every judged expectation passes and the run read cleanly, else 1."""
+        """2 when the run's files did not read cleanly (bad input: the verdicts are not the whole
+        story), else 1 on any fail or error, else 0."""
         s = self.summary
-        return 1 if s.failed or s.errors or s.problems else 0
+        return 2 if s.problems else 1 if s.failed or s.errors else 0
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2, by_alias=True) + "\n"
@@ -151,6 +184,7 @@ class Case:
     covered: list[int]
     expected_count: int
     rtol: float
+    unfinished: int | None = None  # a step a cut last line leaves unfinished: nothing is missing there
     points: list[tuple[int, float]] = field(default_factory=list)  # (step, value) at the covered steps logged
 
     def __post_init__(self) -> None:
@@ -258,11 +292,9 @@ def exact(c: Case) -> RuleOutcome:
 
 
 def presence(c: Case) -> RuleOutcome:
-    missing: Failing = [(s, None) for s in c.covered if s not in c.values]
+    missing: Failing = [(s, None) for s in c.covered if s not in c.values and s != c.unfinished]
     if missing:
-        listed = ", ".join(num(p[0]) for p in missing[:10]) + (
-            f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        )
+        listed = compact(s for s, _ in missing)
         return (
             "fail",
             missing,
@@ -302,15 +334,18 @@ UNKNOWN_SHOWN = 25  # unknown keys named one by one; the rest are counted
 
 
 def judge(
-    profile: ProfileExport, run: Run, *, rtol: float = DEFAULT_RTOL, exclude_steps: Iterable[int] = ()
+    profile: ProfileExport,
+    run: Run,
+    *,
+    rtol: float = DEFAULT_RTOL,
+    exclude_steps: Iterable[int] | StepRanges = (),
 ) -> Judgement:
-    """Every expectation of `profile` held against `run`."""
+    """Every expectation of `profile` held against `run`. `exclude_steps`: steps, or StepRanges."""
     if not rtol > 0:
         raise ValueError(f"rtol must be above 0, got {rtol}")
-    excluded = set(exclude_steps)
+    excluded = StepRanges.of(exclude_steps)
     results: list[Result] = []
     not_judged: list[NotJudged] = []
-    ranged: set[str] = set()
     reached = _Reached(run)
     for m in profile.metrics:
         keys = m.members or [m.key]
@@ -319,10 +354,10 @@ def judge(
                 logged = "logged by the run" if key in run.series or key in run.unread else "not logged by the run"
                 not_judged.append(NotJudged(metric=key, reason=f"the profile gives no range ({logged})"))
             continue
-        ranged.update(keys)
         for key in keys:
+            facts = _KeyFacts(key, run, excluded)
             for i, e in enumerate(m.expectations):
-                r = _one(m, key, i, e, run, reached, excluded, rtol)
+                r = _one(m, key, i, e, run, facts, reached, excluded, rtol)
                 if isinstance(r, NotJudged):
                     not_judged.append(r)
                 else:
@@ -333,11 +368,12 @@ def judge(
     unknown = [key for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
     for key in unknown[:UNKNOWN_SHOWN]:
         not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
-    if len(unknown) > UNKNOWN_SHOWN:
-        rest = len(unknown) - UNKNOWN_SHOWN
-        not_judged.append(
-            NotJudged(metric=unknown[UNKNOWN_SHOWN], reason=f"and {rest} more keys not in the manual's catalog")
-        )
+    # Past the reader's cap the run's unread keys were only counted (about how many: run.unread_beyond).
+    rest = max(len(unknown) - UNKNOWN_SHOWN, 0) + run.unread_beyond
+    if rest:
+        about = "about " if run.unread_beyond else ""
+        first = unknown[UNKNOWN_SHOWN] if len(unknown) > UNKNOWN_SHOWN else "..."
+        not_judged.append(NotJudged(metric=first, reason=f"and {about}{rest:,} more keys not in the manual's catalog"))
     problems = [
         Problem(
             path=f.path,
@@ -353,7 +389,16 @@ def judge(
         profile=profile.profile.id,
         profile_title=profile.profile.title,
         run=RunInfo(
-            paths=list(run.paths), formats=list(run.formats), steps=_steps_seen(run), excluded_steps=sorted(excluded)
+            paths=list(run.paths),
+            formats=list(run.formats),
+            steps=_steps_seen(run),
+            excluded_steps=[Span(first=a, last=b) for a, b in excluded.spans()],
+            unfinished_steps=dict(run.unfinished),
+            relogged=[
+                Relogged(path=path, step_key=sk, steps=[Span(first=a, last=b) for a, b in StepRanges.of(st).spans()])
+                for (path, sk), st in sorted(run.relogged.items())
+            ],
+            unlisted_keys=run.unread_beyond,
         ),
         results=results,
         not_judged=not_judged,
@@ -363,7 +408,7 @@ def judge(
                 "pass": sum(r.verdict == "pass" for r in results),
                 "fail": sum(r.verdict == "fail" for r in results),
                 "error": sum(r.verdict == "error" for r in results),
-                "not_judged": len(not_judged),
+                "not_judged": len(not_judged) + (rest - 1 if rest else 0),
                 "problems": sum(p.severity == "error" for p in problems),
             }
         ),
@@ -396,14 +441,74 @@ class _Reached(dict[str, list[int]]):
         return steps
 
 
+class _KeyFacts:
+    """What holds for every expectation of one key: values that are not finite numbers anywhere in
+    the run, and steps two files disagree on (excluded steps dropped)."""
+
+    def __init__(self, key: str, run: Run, excluded: StepRanges) -> None:
+        values = run.series.get(key)
+        self.bad: Failing = []
+        if values is not None and not values.finite():
+            self.bad = [(s, v) for s, v in values.items() if not math.isfinite(v) and s not in excluded]
+        self.invalid = run.invalid.get(key, {})
+        self.conflicts = [c for c in run.conflicts.get(key, []) if c[0] not in excluded]
+
+    def errors(self) -> list[str]:
+        out = []
+        if self.bad:
+            out.append(f"not a finite number at {_count(len(self.bad))}: {self._listed_bad()}")
+        if self.conflicts:
+            step, a, b = self.conflicts[0]
+            more = f" and {len(self.conflicts) - 1} more" if len(self.conflicts) > 1 else ""
+            out.append(
+                f"two files disagree at {_count(len(self.conflicts))} (step {step}{more}): {a} and {b}"
+                " (two processes logged different values; exclude the steps or give one of the files)"
+            )
+        return out
+
+    def _listed_bad(self, most: int = 5) -> str:
+        def one(p: tuple[int, float | None]) -> str:
+            raw = self.invalid.get(p[0])
+            return f"step {num(p[0])}: {raw}" if raw is not None else _listed([p], [])
+
+        text = ", ".join(one(p) for p in self.bad[:most])
+        return text + (f" and {len(self.bad) - most} more" if len(self.bad) > most else "")
+
+
+def _count(n: int) -> str:
+    return f"{num(n)} step{'s' if n != 1 else ''}"
+
+
+def _absent(key: str, sk: str | None, run: Run) -> tuple[Verdict | None, str]:
+    """Why a ranged key has no value at all: (None, reason) when it is not judged."""
+    other = run.other_step.get(key)
+    if other:
+        return "error", f"logged only with the step key {other}, not with its own {sk} (the catalog's); not judged"
+    forms = set(run.formats)
+    if forms and forms <= {"ci-history"} and key not in TARGET_METRIC_KEYS:
+        return None, (
+            "the CI-history form records only Miles' 7 whitelisted keys (TARGET_METRIC_KEYS) and this is not one"
+        )
+    return "error", "not in the run: no value logged" + (f" (its step key {sk})" if sk else "")
+
+
 def _one(
-    m: MetricExport, key: str, i: int, e: Expectation, run: Run, reached_by: _Reached, excluded: set[int], rtol: float
+    m: MetricExport,
+    key: str,
+    i: int,
+    e: Expectation,
+    run: Run,
+    facts: _KeyFacts,
+    reached_by: _Reached,
+    excluded: StepRanges,
+    rtol: float,
 ) -> Result | NotJudged:
     values = run.series.get(key)
     sk = run.step_key(key)
     reached = reached_by[sk] if sk else sorted(values or {})
     covered, expected_count = covered_steps(e.span, reached)
-    covered = [s for s in covered if s not in excluded]
+    if excluded:
+        covered = [s for s in covered if s not in excluded]
 
     def result(
         verdict: Verdict,
@@ -412,6 +517,7 @@ def _one(
         observed: Observed,
         failing: Failing | None = None,
         tolerance: Tolerance = None,
+        missing: int = 0,
     ) -> Result:
         failing = failing or []
         return Result(
@@ -426,6 +532,7 @@ def _one(
             steps_expected=expected_count,
             verdict=verdict,
             steps_judged=judged,
+            steps_missing=missing,
             failing_steps=[_point(*p) for p in failing[:LISTED]],
             failing_count=len(failing),
             observed=observed,
@@ -435,29 +542,30 @@ def _one(
         )
 
     if not values:
-        return result(
-            "error", 0, "not in the run: no value logged" + (f" (its step key {sk})" if sk else ""), Observed()
-        )
-    if not covered:
+        verdict, why = _absent(key, sk, run)
+        if verdict is None:
+            return NotJudged(metric=key, expectation=i, reason=why)
+        return result(verdict, 0, why, Observed())
+    errors = facts.errors()
+    if not covered and not errors:
         why = "every step it covers is excluded" if excluded else "the run reached none of the steps it covers"
         return NotJudged(metric=key, expectation=i, reason=why)
-    case = Case(key, e, values, covered, expected_count, rtol)
+    unfinished = run.unfinished.get(sk) if sk else None
+    case = Case(key, e, values, covered, expected_count, rtol, unfinished)
     points = case.points
-    bad: Failing = [(s, v) for s, v in points if not math.isfinite(v)]
-    if bad:
-        return result(
-            "error",
-            len(points),
-            f"non-finite value at {_of(case, len(bad))}: {_listed(bad, [])}",
-            _observed(points),
-            bad,
-        )
     judging = rule(e)
+    missing = [s for s in covered if s not in values and s != unfinished] if len(points) < len(covered) else []
+    if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
+        hint = " (a W&B CSV writes NaN as an empty cell too)" if "wandb-csv" in run.formats else ""
+        errors.append(f"missing at {_count(len(missing))} it covers: steps {compact(missing)}{hint}")
+    if errors:
+        failing = sorted([*facts.bad, *((s, None) for s in missing if not judging.judges_steps)])
+        return result("error", len(points), "; ".join(errors), _observed(points), failing, missing=len(missing))
     if not points and judging.needs_values:
         return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed())
     verdict, failing, reason, tolerance = judging.judge(case)
     judged = len(covered) if judging.judges_steps else len(points)
-    return result(verdict, judged, reason, _observed(points), failing, tolerance)
+    return result(verdict, judged, reason, _observed(points), failing, tolerance, missing=len(missing))
 
 
 VERDICT_SCHEMA = "docs/export/verdict.schema.json"

@@ -10,7 +10,16 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 
 from metrics_manual.model.keys import is_pattern
 
@@ -44,6 +53,8 @@ Url = Annotated[str, StringConstraints(pattern=URL_PATTERN)]
 Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 PositiveInt = Annotated[int, Field(gt=0)]
+# Each section has a page reference/metrics/<id>.md; index.md there is the map of every metric.
+RESERVED_SECTION_ID = "index"
 
 
 def _whole(value: int | float) -> int | float:
@@ -177,6 +188,13 @@ class Section(Strict):
     id: Slug = Field(description="Stable id; its anchor on the reference page is s-ref-<id>.", examples=["my-section"])
     title: Text = Field(description="Heading of the section.", examples=["My section"])
     metrics: list[Metric] = Field(min_length=1, description="The metrics of the section, in reading order.")
+
+    @field_validator("id")
+    @classmethod
+    def _not_index(cls, value: str) -> str:
+        if value == RESERVED_SECTION_ID:
+            raise ValueError(f"{value!r} is taken: the map of the metrics is reference/metrics/{value}.md")
+        return value
 
     @property
     def anchor(self) -> str:
@@ -516,6 +534,11 @@ class ProfileExport(Strict):
 
     schema_version: Literal[1] = Field(description="Version of this format; changes only when a reader must change.")
     profile: ProfileInfo = Field(description="The profile: setup, sources and notes.")
+    step_keys: dict[str, MetricKey] = Field(
+        default_factory=dict,
+        description="Namespace of keys -> the key that holds their step (the catalog's): what judge needs to "
+        "place a value at its step without the project.",
+    )
     metrics: list[MetricExport] = Field(description="Every metric of the catalog, in the catalog's order.")
 
     def metric(self, key: str) -> MetricExport:

@@ -1,7 +1,8 @@
 """The CI history (MILES_CI_GATE_RECORD_DIR): one JSONL file per process, one line per metric.
 
 `{"metric": "train/grad_norm", "series": [[step, value], ...]}`, with the strings "NaN",
-"Infinity" and "-Infinity" for non-finite values. Only a whitelist of keys is recorded.
+"Infinity" and "-Infinity" for non-finite values. Only a whitelist of keys is recorded:
+the profile's other metrics cannot be in this form, so judge leaves them not judged.
 """
 
 from __future__ import annotations
@@ -10,10 +11,24 @@ import json
 from pathlib import Path
 
 from metrics_manual.diagnostics import codes
-from metrics_manual.runs.collect import Collector, as_step, json_records, number
+from metrics_manual.runs.collect import Collector, as_step, number
+
+# Miles' CiHistoryBackend records only these keys: TARGET_METRIC_KEYS in
+# miles/utils/tracking_utils/ci_history.py, radixark/miles at 31f1ca961a94cb860cec3b2dea34ec332bfa8f76.
+TARGET_METRIC_KEYS: tuple[str, ...] = (
+    "train/grad_norm",
+    "train/ppo_kl",
+    "train/train_rollout_logprob_abs_diff",
+    "train/train_rollout_kl",
+    "rollout/raw_reward",
+    "rollout/tito_session_mismatch_rate/v1/assistant_text",
+    "rollout/tito_session_mismatch_rate/v2/assistant_text",
+)
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
+    from metrics_manual.runs.collect import json_records
+
     for n, record in json_records(path, rel, out):
         key = record.get("metric") if isinstance(record, dict) else None
         series = record.get("series") if isinstance(record, dict) else None
@@ -25,15 +40,25 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 code=codes.NOT_A_RECORD,
             )
             continue
+        is_step = key in out.step_key_set
+        keep = is_step or out.step_key(key) is not None
+        if not keep:
+            continue  # step_key remembered it as unread
+        bad = 0
         for i, point in enumerate(series):
             step = as_step(point[0]) if isinstance(point, list) and len(point) == 2 else None
-            value = number(point[1]) if step is not None else None
-            if step is None or value is None:
-                out.problem(
-                    rel, n, f"{key}: point {i} is not [step, value]: {json.dumps(point)[:80]}", code=codes.NOT_A_RECORD
-                )
+            if step is None:
+                if not bad:  # once per line: a hostile line must not print a book
+                    shown = json.dumps(point)[:80]
+                    why = f"{key}: point {i} is not [step, value] with a step from 0 to 2^63-1: {shown}"
+                    out.problem(rel, n, why, code=codes.NOT_A_RECORD)
+                bad += 1
                 continue
-            if key in out.step_key_set:
+            if is_step:
                 out.put_step(key, step)
-            elif out.step_key(key) is not None or (out.keys is None and key not in out.unread):
+                continue
+            value = number(point[1])
+            if value is None:
+                out.put_invalid(key, step, point[1], line=n)
+            else:
                 out.put(key, step, value)

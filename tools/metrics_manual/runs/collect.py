@@ -1,16 +1,26 @@
-"""Where the readers put what they read: one series per metric, the last attempt winning.
+"""Where the readers put what they read: one series per metric and file, merged at the end.
 
 Every reader streams its file and calls `Collector.put` once per value; nothing keeps
 a file's lines, so memory grows with the number of (metric, step) values, not with
 the size of the logs.
+
+The rules of a merge (docs/judging.md states them in these words):
+
+- within one file, a step logged again later supersedes the earlier record (a run resumed
+  from a checkpoint re-logs its steps); the steps re-logged are named in the result;
+- a higher `attempt` (the event log's fault-tolerance retry) wins over a lower one, in one
+  file or across files;
+- the same metric and step in two different files with different values, at the same
+  attempt, is a conflict: an error of that metric naming both files. Values that agree to
+  float32 precision (TensorBoard stores float32) are the same value.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Collection, Iterator, Mapping
-from pathlib import Path
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from metrics_manual.diagnostics import codes
@@ -20,6 +30,52 @@ from metrics_manual.runs.series import Series
 
 Progress = Callable[[int], None]
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+# Caps (docs/judging.md, "Limits"): what one hostile file can make the reader hold.
+MAX_LINE = 64 * 1024 * 1024  # longest line read; a longer one is a finding and skipped
+KEYS_KEPT = 10_000  # distinct keys the run logged but judge does not read, remembered by name
+MAX_STEP = 2**63 - 1  # a step is an integer from 0 to this (a signed 64-bit integer)
+_SKETCH_BITS = 1 << 23  # linear counting of the keys beyond KEYS_KEPT: 1 MB, good to ~10 million
+
+# A lone surrogate can only come from a \uD800-\uDFFF escape or CESU-8 bytes (ED A0-BF ..).
+SURROGATE = re.compile(rb"\\u[dD][89abAB]|\\u[dD][c-fC-F]|\xed[\xa0-\xbf]")
+
+
+def surrogate_key(keys: Iterable[Any]) -> str | None:
+    """The first key that is not valid Unicode (a lone surrogate), shown escaped; else None."""
+    for k in keys:
+        if isinstance(k, str) and not k.isascii():
+            try:
+                k.encode("utf-8")
+            except UnicodeEncodeError:
+                return ascii(k)
+    return None
+
+
+def same_value(a: float, b: float) -> bool:
+    """Equal, both NaN, or equal to float32 precision (TensorBoard keeps float32)."""
+    if a == b or (a != a and b != b):
+        return True
+    return math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=1.2e-7)
+
+
+@dataclass
+class Part:
+    """One file's values of one metric."""
+
+    path: str
+    series: Series
+    attempts: dict[int, int]  # step -> attempt, only for steps with an attempt above 0
+
+
+@dataclass
+class Merged:
+    """What the collector hands to the Run: merged series and what the merge found."""
+
+    series: dict[str, Series] = field(default_factory=dict)
+    invalid: dict[str, dict[int, str]] = field(default_factory=dict)
+    conflicts: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    relogged: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (path, step key) -> steps
 
 
 class Collector:
@@ -34,26 +90,78 @@ class Collector:
         self.step_key_set = set(self.step_keys.values())
         self.keys = None if keys is None else set(keys) | self.step_key_set
         self.unread: set[str] = set()
-        self.series: dict[str, Series] = {}
-        self.attempts: dict[tuple[str, int], int] = {}
+        self.unread_beyond = bytearray(0)  # a linear-counting sketch of the unread keys past KEYS_KEPT
         self.problems: list[Finding] = []
         self.progress = progress
         self.placed: dict[str, str | None] = {}  # key -> its step key, or None when not kept
+        self.other_step: dict[str, str] = {}  # judged key -> another step key it was logged with
+        self.cut_files: list[str] = []
+        self._parts: dict[str, list[Part]] = {}
+        self._invalid: dict[str, dict[int, str]] = {}
+        self._relogged: dict[tuple[str, str], set[int]] = {}
+        self._invalid_seen: set[tuple[str, str]] = set()
+        self.begin("")
+
+    # --- one file at a time ---------------------------------------------------------------
+
+    def begin(self, path: str) -> None:
+        """Start a file: its values are kept apart until `end`, so two files can be compared."""
+        self.path = path
+        self.series: dict[str, Series] = {}
+        self.attempts: dict[tuple[str, int], int] = {}
+
+    def end(self) -> None:
+        by_key: dict[str, dict[int, int]] = {}
+        for (k, s), a in self.attempts.items():
+            by_key.setdefault(k, {})[s] = a
+        for key, series in self.series.items():
+            if series:
+                self._parts.setdefault(key, []).append(Part(self.path, series, by_key.get(key, {})))
+        self.begin("")
 
     def step_key(self, key: str) -> str | None:
-        """The key whose value is `key`'s step; None for a step key itself or an unknown namespace."""
+        """The key whose value is `key`'s step; None for a step key itself, an unknown namespace or a
+        key whose values are not kept (then it is remembered in `unread`)."""
         try:
             return self.placed[key]
         except KeyError:
-            sk = None if key in self.step_key_set else self.step_keys.get(key.split("/", 1)[0])
-            if sk is not None and self.keys is not None and key not in self.keys:
-                self.unread.add(key)
-                sk = None
+            pass
+        sk = None if key in self.step_key_set else self.step_keys.get(key.split("/", 1)[0])
+        if sk is not None and self.keys is not None and key not in self.keys:
+            sk = None
+        if sk is None and key not in self.step_key_set:
+            self.note_unread((key,))
+        if len(self.placed) < KEYS_KEPT * 2:  # a cache, capped like what it caches
             self.placed[key] = sk
-            return sk
+        return sk
+
+    def note_unread(self, keys: Collection[str]) -> None:
+        """Remember keys that are not read; past KEYS_KEPT they are only counted, not kept."""
+        unread = self.unread
+        if len(unread) + len(keys) <= KEYS_KEPT:
+            unread.update(keys)
+            return
+        for k in keys:
+            if k in unread:
+                continue
+            if len(unread) < KEYS_KEPT:
+                unread.add(k)
+                continue
+            if not self.unread_beyond:
+                self.unread_beyond = bytearray(_SKETCH_BITS // 8)
+            h = hash(k) & (_SKETCH_BITS - 1)
+            self.unread_beyond[h >> 3] |= 1 << (h & 7)
+
+    def unread_beyond_count(self) -> int:
+        """About how many distinct unread keys were counted past the cap (linear counting)."""
+        if not self.unread_beyond:
+            return 0
+        zeros = _SKETCH_BITS - int.from_bytes(self.unread_beyond, "little").bit_count()
+        return round(_SKETCH_BITS * math.log(_SKETCH_BITS / max(zeros, 1)))
 
     def put(self, key: str, step: int, value: float, attempt: int = 0) -> None:
-        """Record one value; a repeated step keeps the value of the highest attempt, the later on a tie."""
+        """Record one value. A lower attempt than one already read is dropped; a step logged
+        again in the same file at the same attempt replaces the earlier value (and is noted)."""
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
@@ -63,26 +171,133 @@ class Collector:
                 return
             if attempt:
                 self.attempts[(key, step)] = attempt
-        series[step] = value
+            if attempt > old and step in series:
+                series[step] = value  # a retry: the attempt rule decides, not a re-log
+                return
+        steps = series._steps
+        if not steps or step > steps[-1]:  # the usual case, inline: logs come in step order
+            steps.append(step)
+            series._values.append(value)
+        elif series.replace(step, value):
+            sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
+            self._relogged.setdefault((self.path, sk), set()).add(step)
+
+    def put_invalid(
+        self, key: str, step: int, raw: Any, attempt: int = 0, *, line: int = 0, text: str | None = None
+    ) -> str | None:
+        """A value that is not a number (a string, null, a bool, a number out of float range): kept
+        as NaN so that no rule can pass it, with what was logged (or `text`) for the result.
+
+        The first such value of a key in a file is also a warning at its `line` (returned as the
+        message when `line` is 0, for a reader that counts lines later): the verdict names the
+        step, the warning the place."""
+        self.put(key, step, math.nan, attempt)
+        if len(text := text or _shown(raw)) > 60:
+            text = text[:60] + "..."
+        self._invalid.setdefault(key, {})[step] = text
+        if (self.path, key) in self._invalid_seen:
+            return None
+        self._invalid_seen.add((self.path, key))
+        message = f"{key}: not a number at step {step}: {text} (an error of its expectations)"
+        if line:
+            self.problem(self.path, line, message, code=codes.NOT_A_NUMBER, severity="warning")
+            return None
+        return message
 
     def put_step(self, key: str, step: int) -> None:
         """A step key's own value: the step it names was reached."""
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
-        series[step] = float(step)
+        steps = series._steps
+        if not steps or step > steps[-1]:
+            steps.append(step)
+            series._values.append(float(step))
+        else:
+            series[step] = float(step)
+
+    def cut(self, path: str, line: int, what: str = "line") -> None:
+        """The last line of a file is cut (the run may still be writing it): a warning, and the run's
+        last step counts as unfinished."""
+        self.cut_files.append(path)
+        self.problem(
+            path,
+            line,
+            f"the last {what} is cut (the run may still be writing this file); it was skipped "
+            "and the last step counts as unfinished",
+            code=codes.CUT_LAST_LINE,
+            severity="warning",
+        )
 
     def problem(self, path: str, line: int, message: str, *, code: Code, severity: str = "error", col: int = 1) -> None:
         self.problems.append(Finding(path, line, col, message, severity, code=code))
 
+    # --- the merge --------------------------------------------------------------------------
+
+    def finish(self) -> Merged:
+        """Every file's series merged by the rules of this module."""
+        out = Merged(invalid=self._invalid)
+        for key, parts in self._parts.items():
+            if len(parts) == 1:
+                out.series[key] = parts[0].series
+            elif key in self.step_key_set:
+                out.series[key] = Series(sorted({(s, float(s)) for p in parts for s in p.series}))
+            else:
+                out.series[key], conflicts = _merge(parts)
+                if conflicts:
+                    out.conflicts[key] = conflicts
+        out.relogged = {k: sorted(v) for k, v in self._relogged.items()}
+        return out
+
+
+def _merge(parts: list[Part]) -> tuple[Series, list[tuple[int, str, str]]]:
+    """One metric's values from several files: the higher attempt wins; a different value at the same
+    attempt is a conflict (step, the earlier file, the later file)."""
+    kept: dict[int, tuple[float, int, str]] = {}
+    conflicts: list[tuple[int, str, str]] = []
+    for p in parts:
+        attempts = p.attempts
+        for step, value in p.series.items():
+            attempt = attempts.get(step, 0) if attempts else 0
+            old = kept.get(step)
+            if old is None or attempt > old[1]:
+                kept[step] = (value, attempt, p.path)
+            elif attempt == old[1] and not same_value(value, old[0]):
+                conflicts.append((step, old[2], p.path))
+    return Series(sorted((s, v[0]) for s, v in kept.items())), sorted(conflicts)
+
+
+def _shown(raw: Any) -> str:
+    if raw is None:
+        return "null"
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, int):
+        return "an integer out of float range" if abs(raw) > 1e308 else str(raw)
+    if isinstance(raw, str):
+        return ascii(raw)
+    if isinstance(raw, list):
+        return f"a list of {len(raw)}"
+    if isinstance(raw, dict):
+        return f"an object of {len(raw)} keys"
+    return type(raw).__name__
+
 
 def number(value: Any) -> float | None:
-    """A logged value as a float: null and the strings NaN / Infinity / -Infinity are non-finite."""
-    if value is None:
-        return math.nan
+    """A logged value as a float, or None when it is not a number at all.
+
+    The strings NaN / Infinity / -Infinity (CI history) are non-finite numbers; so is null in the
+    event log, which the event reader maps itself (pydantic writes NaN as null)."""
+    if type(value) is float:
+        return value
     if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if isinstance(value, float):
         return float(value)
     if isinstance(value, str) and value in NON_FINITE:
         return NON_FINITE[value]
@@ -90,50 +305,95 @@ def number(value: Any) -> float | None:
 
 
 def as_step(value: Any) -> int | None:
-    """A step value (an int, or a float with no fraction as CSV and JSON may write it)."""
+    """A step value: an integer from 0 to 2^63-1 (a float with no fraction, as CSV and JSON may write it)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
+        return value if 0 <= value <= MAX_STEP else None
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_STEP:
         return int(value)
     return None
 
 
-def lines(fh: IO[bytes], progress: Progress | None) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, line) of a binary file, reporting bytes read every few thousand lines."""
-    if progress is None:
-        yield from enumerate(fh, 1)
-        return
+def not_a_step(key: str, value: Any) -> str:
+    """The finding for a step key whose value is there but is no step."""
+    shown = _shown(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else repr(value)
+    return f"{key} is {shown[:40]}, not a step (an integer from 0 to 2^63-1); the record was skipped"
+
+
+def lines(fh: IO[bytes], progress: Progress | None) -> Iterator[tuple[int, bytes | None]]:
+    """(1-based line number, line) of a binary file, read in linear time with at most MAX_LINE bytes
+    of one line held: a longer line gives None (the caller reports it) and is skipped to its end."""
+    readline = fh.readline
+    limit = MAX_LINE + 1
+    n = 0
     done = 0
-    for n, line in enumerate(fh, 1):
-        yield n, line
-        if not n & 0x3FF:
+    while line := readline(limit):
+        n += 1
+        if len(line) == limit and not line.endswith(b"\n"):
+            while (more := readline(1 << 20)) and not more.endswith(b"\n"):
+                pass
+            yield n, None
+        else:
+            yield n, line
+        if progress is not None and not n & 0x3FF:
             pos = fh.tell()
             progress(pos - done)
             done = pos
-    progress(fh.tell() - done)
+    if progress is not None:
+        progress(fh.tell() - done)
 
 
-def json_records(path: Path, rel: str, out: Collector) -> Iterator[tuple[int, Any]]:
+def too_long(out: Collector, rel: str, n: int) -> None:
+    out.problem(
+        rel,
+        n,
+        f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)",
+        code=codes.LINE_TOO_LONG,
+    )
+
+
+def json_records(path: Any, rel: str, out: Collector) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSON-lines file, streamed: a corrupt line is an error with
-    its line, a cut last line (the run may still be writing) a warning; both are skipped."""
+    its line, a cut last line (the run may still be writing) a warning; both are skipped.
+    A record with a key that is not valid Unicode is an error and skipped."""
+    import json
+
     with path.open("rb") as fh:
         for n, line in lines(fh, out.progress):
+            if line is None:
+                too_long(out, rel, n)
+                continue
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
+            except RecursionError:
+                out.problem(rel, n, "corrupt line: JSON nested too deeply; it was skipped", code=codes.CORRUPT_LINE)
+                continue
             except ValueError as exc:
                 if line.endswith(b"\n"):
                     out.problem(rel, n, f"corrupt line: {exc}", code=codes.CORRUPT_LINE, col=getattr(exc, "colno", 1))
                 else:
-                    out.problem(
-                        rel,
-                        n,
-                        "the last line is cut (the run may still be writing this file); it was skipped",
-                        code=codes.CUT_LAST_LINE,
-                        severity="warning",
-                    )
+                    out.cut(rel, n)
+                continue
+            if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(record)):
+                out.problem(
+                    rel,
+                    n,
+                    f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
+                    code=codes.INVALID_KEY,
+                )
                 continue
             yield n, record
+
+
+def record_surrogate(record: Any) -> str | None:
+    """A key of a run record (its metrics' keys, a CI-history metric name) that is not valid Unicode."""
+    if not isinstance(record, dict):
+        return None
+    metrics = record.get("metrics")
+    keys: list[Any] = [*record, record.get("metric"), record.get("step_key")]
+    if isinstance(metrics, dict):
+        keys += list(metrics)
+    return surrogate_key(keys)

@@ -1,7 +1,15 @@
-"""Which form a file is in, from its name and its first bytes (never the whole file)."""
+"""Which form a file is in, from its name and its first bytes (never the whole file).
+
+The rule (docs/judging.md states it with a sample line of each form): TensorBoard by its
+file name (`tfevents`); a JSON-lines file by the top-level keys of its first line:
+`metric` and `series` is the CI history, `step_key` and `metrics` the dashboard log, `type`
+with `timestamp` or `source` the event log; a CSV whose header has a key with `/` and
+`_step` or a `.../step` column is a W&B export. Anything else is no known form.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -23,6 +31,17 @@ def looks_like(path: Path, form: str) -> bool:
     return path.suffix in _SUFFIXES[form]
 
 
+def _json_keys(line: bytes) -> set[bytes] | None:
+    """The top-level keys of a JSON object line, whatever its spelling (escapes, spacing)."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    return {k.encode("utf-8", "replace") for k in record}
+
+
 def detect(path: Path) -> str | None:
     """The form of a Miles metrics file, or None if it is none of them (or empty)."""
     if "tfevents" in path.name:
@@ -34,7 +53,9 @@ def detect(path: Path) -> str | None:
         return None
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
     if first.startswith(b"{"):
-        keys = set(_KEY.findall(first[:4096]))
+        keys = _json_keys(first) if len(first) < len(head) or len(head) < _HEAD else None
+        if keys is None:  # a first line longer than the head: its keys as spelled
+            keys = set(_KEY.findall(first[:4096]))
         if {b"metric", b"series"} <= keys:
             return "ci-history"
         if {b"step_key", b"metrics"} <= keys:

@@ -10,6 +10,7 @@ Files are streamed; a folder is searched for files of the known forms.
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -21,6 +22,7 @@ from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wand
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.series import Run
+from metrics_manual.text import inert
 
 __all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
 
@@ -44,9 +46,17 @@ class RunInputError(ManualError):
         super().__init__("\n".join(str(f) for f in self.findings))
 
 
+def shown_path(path: Path) -> str:
+    """A path as text that prints safely: bytes that are not UTF-8 as \\x escapes, control characters escaped."""
+    return inert(os.fsencode(path).decode("utf-8", "backslashreplace"))
+
+
+_TRIED = "tried: " + ", ".join(RUN_FORMATS) + "; name the form with --input-format"
+
+
 def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
     """(file, form) for every part of the run (a folder gives its files of a known form, in name
-    order), and a warning for each folder that has none."""
+    order), a warning for each folder that has none, an error for a file name that is not UTF-8."""
     bad: list[Finding] = []
     warnings: list[Finding] = []
     found: list[tuple[Path, str]] = []
@@ -61,10 +71,10 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
             if len(found) == before:
                 warnings.append(
                     Finding(
-                        str(path),
+                        shown_path(path),
                         1,
                         1,
-                        "no metrics file of a known form in this folder",
+                        f"no metrics file of a known form in this folder ({_TRIED})",
                         "warning",
                         code=codes.NO_RUN_FILES,
                     )
@@ -72,19 +82,26 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
         elif path.is_file():
             form = input_format if input_format != "auto" else detect(path)
             if form is None:
-                bad.append(
-                    Finding(
-                        str(path),
-                        1,
-                        1,
-                        f"not a metrics file of a known form ({', '.join(RUN_FORMATS)}); name the form with --input-format",
-                        code=codes.UNKNOWN_RUN_FORM,
-                    )
-                )
+                why = f"not a metrics file of a known form ({_TRIED})"
+                bad.append(Finding(shown_path(path), 1, 1, why, code=codes.UNKNOWN_RUN_FORM))
             else:
                 found.append((path, form))
         else:
-            bad.append(Finding(str(path), 1, 1, "no such file or folder", code=codes.NO_SUCH_RUN_FILE))
+            bad.append(Finding(shown_path(path), 1, 1, "no such file or folder", code=codes.NO_SUCH_RUN_FILE))
+    for file, _ in found:
+        try:
+            os.fsencode(file).decode("utf-8")
+        except UnicodeDecodeError:
+            warnings.append(
+                Finding(
+                    shown_path(file),
+                    1,
+                    1,
+                    "the file name is not UTF-8 (shown with \\x escapes); it was read",
+                    "error",
+                    code=codes.FILE_NAME_NOT_UTF8,
+                )
+            )
     if bad:
         raise RunInputError(bad)
     if not found:
@@ -123,7 +140,7 @@ def read_run(
     step_keys = catalog.step_keys if isinstance(catalog, Catalog) else dict(catalog)
     files, warnings = _files([Path(p) for p in paths], input_format)
     total = sum(f.stat().st_size for f, _ in files)
-    run = Run(paths=[str(p) for p in paths], step_keys=dict(step_keys))
+    run = Run(paths=[shown_path(Path(p)) for p in paths], step_keys=dict(step_keys))
     run.problems.extend(warnings)
     if progress is None:
         _read(files, Collector(step_keys, keys=keys), run)
@@ -135,12 +152,29 @@ def read_run(
 
 def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> None:
     for file, form in files:
+        rel = shown_path(file)
+        out.begin(rel)
         try:
-            READERS[form](file, str(file), out)
+            READERS[form](file, rel, out)
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            out.problem(str(file), 1, f"cannot read as {form}: {exc}", code=codes.UNREADABLE_RUN)
+            out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
+        except RecursionError:
+            out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)
+        out.end()
         if form not in run.formats:
             run.formats.append(form)
-    run.series = out.series
+    merged = out.finish()
+    run.series = merged.series
+    run.invalid = merged.invalid
+    run.conflicts = merged.conflicts
+    run.relogged = merged.relogged
     run.problems += out.problems
-    run.unread = out.unread - set(out.series) - out.step_key_set
+    run.other_step = out.other_step
+    run.unread = out.unread - set(run.series) - out.step_key_set
+    run.unread_beyond = out.unread_beyond_count()
+    if out.cut_files:
+        # A cut last line may hold any metric of the step being written: the run's last step of
+        # each step key is unfinished, so a value missing there is no error.
+        for sk in sorted(out.step_key_set):
+            if reached := run.reached(sk):
+                run.unfinished[sk] = reached[-1]

@@ -7,8 +7,9 @@ contract between them.
 
 from __future__ import annotations
 
+import math
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, ValuesView
 from dataclasses import dataclass, field
 
@@ -43,6 +44,21 @@ class Series(MutableMapping[int, float]):
         else:
             steps.insert(i, step)
             self._values.insert(i, value)
+
+    def replace(self, step: int, value: float) -> bool:
+        """Set the value at `step`; True when the step was there already (a re-logged step)."""
+        steps = self._steps
+        i = bisect_left(steps, step)
+        if i < len(steps) and steps[i] == step:
+            self._values[i] = value
+            return True
+        steps.insert(i, step)
+        self._values.insert(i, value)
+        return False
+
+    def finite(self) -> bool:
+        """Whether every value is finite, at C speed: a sum of finite values that stays finite."""
+        return math.isfinite(sum(self._values)) or all(map(math.isfinite, self._values))
 
     def _find(self, step: object) -> int:
         if isinstance(step, int):
@@ -116,8 +132,20 @@ class Run:
     # Namespace -> the key that holds its step (the catalog's step_keys): judge needs it
     # to know which steps a metric's run reached.
     step_keys: dict[str, str] = field(default_factory=dict)
-    # Keys the run logged whose values were not kept (read_run's `keys` filter).
+    # Keys the run logged whose values were not kept (read_run's `keys` filter), at most
+    # KEYS_KEPT of them; `unread_beyond` counts (about) how many more there were.
     unread: set[str] = field(default_factory=set)
+    unread_beyond: int = 0
+    # Key -> step -> what was logged where a number belongs (a string, null ...); the series holds NaN there.
+    invalid: dict[str, dict[int, str]] = field(default_factory=dict)
+    # Key -> (step, file, other file) where two files logged different values.
+    conflicts: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    # (file, step key) -> steps logged again later in that file (a resumed run); the later record is kept.
+    relogged: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    # Step key -> the step not finished (a file's last line is cut): missing values there are no error.
+    unfinished: dict[str, int] = field(default_factory=dict)
+    # Judged key -> the other step key it was logged with, when its own was missing from the record.
+    other_step: dict[str, str] = field(default_factory=dict)
 
     def steps(self, key: str) -> list[int]:
         """The steps at which `key` was logged, in order."""
@@ -148,3 +176,44 @@ class Run:
         check excludes them when it re-judges a capture, and a band's `window` covers them.
         """
         return self.reached_by(key)[:n] if n > 0 else []
+
+
+class StepRanges:
+    """A set of steps held as sorted, merged [first, last] ranges: `--exclude-steps 0-9999999`
+    costs one pair, not ten million steps."""
+
+    __slots__ = ("firsts", "lasts")
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        self.firsts: list[int] = []
+        self.lasts: list[int] = []
+        for lo, hi in sorted(spans):
+            if self.lasts and lo <= self.lasts[-1] + 1:
+                self.lasts[-1] = max(self.lasts[-1], hi)
+            else:
+                self.firsts.append(lo)
+                self.lasts.append(hi)
+
+    @classmethod
+    def of(cls, steps: Iterable[int] | StepRanges) -> StepRanges:
+        """Ranges from steps (or ranges as they are)."""
+        return steps if isinstance(steps, StepRanges) else cls((s, s) for s in steps)
+
+    def __contains__(self, step: object) -> bool:
+        if not isinstance(step, int):
+            return False
+        i = bisect_right(self.firsts, step) - 1
+        return i >= 0 and step <= self.lasts[i]
+
+    def __bool__(self) -> bool:
+        return bool(self.firsts)
+
+    def spans(self) -> list[tuple[int, int]]:
+        return list(zip(self.firsts, self.lasts))
+
+
+def compact(steps: Iterable[int], most: int = 20) -> str:
+    """Steps as ranges in the form --exclude-steps takes: "3, 7-9"; past `most` ranges, "and N more"."""
+    spans = StepRanges.of(steps).spans()
+    text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans[:most])
+    return text + (f" and {len(spans) - most} more ranges" if len(spans) > most else "")

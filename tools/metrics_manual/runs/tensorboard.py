@@ -15,7 +15,7 @@ from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import ManualError
-from metrics_manual.runs.collect import Collector
+from metrics_manual.runs.collect import MAX_STEP, Collector
 
 INSTALL = "reading TensorBoard event files needs the tensorboard extra: pip install 'metrics-manual[tensorboard]'"
 
@@ -47,36 +47,48 @@ def read(path: Path, rel: str, out: Collector) -> None:
         except StopIteration:
             break
         except Exception as exc:  # DataLossError of the TensorFlow stub, or a protobuf DecodeError
-            cut = "truncated record" in str(exc)
-            out.problem(
-                rel,
-                n,
-                "the last record is cut (the run may still be writing this file); it was skipped"
-                if cut
-                else f"corrupt event record {n}: {exc}; the rest of the file was skipped",
-                code=codes.CUT_LAST_LINE if cut else codes.CORRUPT_LINE,
-                severity="warning" if cut else "error",
-            )
+            if "truncated record" in str(exc):
+                out.cut(rel, n, "record")
+            else:
+                why = f"corrupt event record {n}: {str(exc)[:200]}; the rest of the file was skipped"
+                out.problem(rel, n, why, code=codes.CORRUPT_LINE)
             break
         if event.HasField("summary"):
+            step = int(event.step)
+            if not 0 <= step <= MAX_STEP:
+                why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
+                out.problem(rel, n, why, code=codes.NOT_A_STEP)
+                continue
             for v in event.summary.value:
                 kind = v.WhichOneof("value")
-                if kind == "simple_value":
-                    value = float(v.simple_value)
-                elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
-                    value = _tensor_scalar(v.tensor)
-                else:
-                    continue
                 sk = out.step_key(v.tag)
-                if sk is not None:
-                    out.put(v.tag, int(event.step), value)
-                elif v.tag in out.step_key_set:
-                    out.put_step(v.tag, int(event.step))
+                if sk is None:
+                    if v.tag in out.step_key_set:
+                        out.put_step(v.tag, step)
+                    continue
+                if kind == "simple_value":
+                    out.put(v.tag, step, float(v.simple_value))
+                elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
+                    value, why = _tensor_scalar(v.tensor)
+                    if value is None:
+                        out.put_invalid(v.tag, step, None, line=n, text=why)
+                    else:
+                        out.put(v.tag, step, value)
     if out.progress:
         out.progress(size)
 
 
-def _tensor_scalar(tensor: Any) -> float:
+def _tensor_scalar(tensor: Any) -> tuple[float | None, str]:
+    """The one number of a scalar tensor, or None and what it holds instead."""
     from tensorboard.util import tensor_util
 
-    return float(tensor_util.make_ndarray(tensor).item())
+    try:
+        array = tensor_util.make_ndarray(tensor)
+    except Exception as exc:  # a malformed tensor proto: the package raises several kinds
+        return None, f"a tensor that cannot be read ({type(exc).__name__})"
+    if array.size != 1:
+        return None, f"a tensor of {array.size} numbers, not a scalar"
+    try:
+        return float(array.item()), ""
+    except (TypeError, ValueError, OverflowError):
+        return None, f"a tensor of {array.dtype}, not a number"

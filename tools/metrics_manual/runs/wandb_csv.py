@@ -2,50 +2,55 @@
 
 Miles logs the step key inside the dict and passes no `step=`, so W&B's `_step` counts
 calls, not training steps: a value's step is the row's `train/step` / `rollout/step`
-cell (the catalog's step keys). An empty cell is a key that call did not log.
+cell (the catalog's step keys). An empty cell is a key that call did not log; pandas'
+`to_csv` also writes NaN as an empty cell, so a metric empty at a step it should have
+is missing there (an error of judge), never passed.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
+from collections.abc import Iterator
 from pathlib import Path
 
 from metrics_manual.diagnostics import codes
-from metrics_manual.runs.collect import Collector, as_step
-
-_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "+inf": "Infinity", "-inf": "-Infinity"}
+from metrics_manual.runs.collect import Collector, as_step, lines, too_long
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
+    too_long_at: list[int] = []
     with path.open("rb") as raw:
-        fh = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
-        rows = csv.reader(fh)
+        rows = csv.reader(_text_lines(raw, out, too_long_at))
         header = next(rows, None)
         if header is None:
             return
+        if header and header[0].startswith("\ufeff"):
+            header[0] = header[0][1:]
         columns: list[tuple[int, str, int | None, bool]] = []  # index, key, index of its step column, is a step key
         where = {name: i for i, name in enumerate(header)}
+        steps_at = [i for i, name in enumerate(header) if name in out.step_key_set]
         for i, name in enumerate(header):
+            if name.startswith("_"):
+                continue  # W&B's own columns (_step, _runtime, _timestamp), not the run's keys
             sk = out.step_key(name)
             if sk is not None:
                 columns.append((i, name, where.get(sk), False))
             elif name in out.step_key_set:
                 columns.append((i, name, i, True))
         width = len(header)
-        done = 0
         pending: tuple[int, int] | None = None  # a row of the wrong width: cut if it is the last one
         for row in rows:
             n = rows.line_num
+            for at in too_long_at:
+                too_long(out, rel, at)
+            too_long_at.clear()
             if pending:
                 why = f"corrupt line: {pending[1]} fields where the header has {width}"
                 out.problem(rel, pending[0], why, code=codes.CORRUPT_LINE)
                 pending = None
-            if out.progress and not n & 0x3FF:
-                pos = raw.tell()
-                out.progress(pos - done)
-                done = pos
             if not row:
                 continue
             if len(row) != width:
@@ -55,14 +60,24 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 cell = row[i]
                 if not cell:
                     continue
-                step = _step(row[si]) if si is not None else None
+                scell = row[si] if si is not None else ""
+                step = _step(scell)
                 if step is None:
+                    if scell:
+                        why = f"{key}: its step {scell[:40]!r} is not an integer from 0 to 2^63-1"
+                        out.problem(rel, n, why, code=codes.NOT_A_STEP)
+                        break  # once per row
                     if key not in missing_step:
                         missing_step.add(key)
+                        other = next((header[j] for j in steps_at if row[j] and j != si), None)
+                        if other:
+                            out.other_step.setdefault(key, other)
                         out.problem(
                             rel,
                             n,
-                            f"{key} is logged without a step in its step column; such values were skipped",
+                            f"{key} is logged without a step in its step column"
+                            + (f" (with {other})" if other else "")
+                            + "; such values were skipped",
                             code=codes.MISSING_STEP,
                             severity="warning",
                             col=i + 1,
@@ -74,23 +89,33 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 try:
                     value = float(cell)
                 except ValueError:
-                    out.problem(rel, n, f"{key}: not a number: {cell[:40]!r}", code=codes.NOT_A_NUMBER, col=i + 1)
+                    out.put_invalid(key, step, cell, line=n)
+                    continue
+                if math.isinf(value) and cell.strip().lower() not in _INF:
+                    out.put_invalid(key, step, None, line=n, text=f"{cell[:40]} (out of float range)")
                     continue
                 out.put(key, step, value)
+        for at in too_long_at:
+            too_long(out, rel, at)
         if pending:
             if pending[1] < width and not _ends_with_newline(raw):
-                out.problem(
-                    rel,
-                    pending[0],
-                    "the last line is cut (the run may still be writing this file); it was skipped",
-                    code=codes.CUT_LAST_LINE,
-                    severity="warning",
-                )
+                out.cut(rel, pending[0])
             else:
                 why = f"corrupt line: {pending[1]} fields where the header has {width}"
                 out.problem(rel, pending[0], why, code=codes.CORRUPT_LINE)
-        if out.progress:
-            out.progress(raw.tell() - done)
+
+
+_INF = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+
+
+def _text_lines(raw: io.BufferedReader, out: Collector, too_long_at: list[int]) -> Iterator[str]:
+    """The file's lines as text, each at most MAX_LINE bytes (a longer one is reported and skipped)."""
+    for n, line in lines(raw, out.progress):
+        if line is None:
+            too_long_at.append(n)
+            yield "\n"  # keeps csv's line numbers
+        else:
+            yield line.decode("utf-8")
 
 
 def _ends_with_newline(raw: io.BufferedReader) -> bool:
@@ -102,7 +127,13 @@ def _ends_with_newline(raw: io.BufferedReader) -> bool:
 
 
 def _step(cell: str) -> int | None:
+    if not cell:
+        return None
     try:
-        return as_step(float(cell)) if cell else None
+        return as_step(int(cell))
+    except ValueError:
+        pass
+    try:
+        return as_step(float(cell))
     except ValueError:
         return None

@@ -30,10 +30,11 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler
 
-from metrics_manual.build import NO_SITE_URL, build
+from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.files import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
 from metrics_manual.site.cite import for_build
@@ -79,6 +80,13 @@ def whole_tokens(html_text: str) -> str:
         return m.group(1) + _TOKEN.sub(lambda t: f'<span class="mm-tok">{t.group()}</span>', m.group(2)) + m.group(3)
 
     return _CODE_BLOCK.sub(tokens, html_text)
+
+
+# A drawing is finished HTML on one line of a generated page (draw.py escapes every text in it).
+# Markdown adds nothing to it and search leaves it out, yet parsing it was most of the build:
+# the plugin holds each one out of Markdown and search, and puts it back into the finished page.
+_FINISHED = re.compile(r'^<div class="mm-(?:figure|curves)" data-search-exclude>.*</div>$', re.MULTILINE)
+_SLOT = re.compile(r'<div class="mm-slot" data-mm-slot="(\d+)"></div>')
 
 
 def _problem(exc: BaseException, root: Path) -> str:
@@ -134,6 +142,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.serving = False
         self.problem: str | None = None  # while serving: why the pages are those of the last good build
         self.cite: Callable[[str], str] = lambda text: text
+        self.held: dict[str, list[str]] = {}  # page -> its drawings, held out of Markdown and search
         self.changes: tuple[Any, str] | None = None  # (HEAD and catalog keys, the Changes page): serve rebuilds often
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
@@ -183,7 +192,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         return files
 
     def on_nav(self, nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
-        return metrics_first(nav)
+        sections = [s.id for s in self.manual.catalog.sections] if self.manual else []
+        return metrics_first(nav, sections)
 
     def _fail(self, message: str) -> None:
         if not self.serving:
@@ -205,7 +215,9 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
                     handler.counts.clear()
 
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-        """Pages with `facts: true` in their front matter are Jinja templates over the model."""
+        """Pages with `facts: true` in their front matter are Jinja templates over the model;
+        drawings are held out of Markdown and search (put back in `on_post_page`)."""
+        markdown = self._hold_drawings(markdown, page)
         if isinstance(page.meta.get("title"), str):
             # A title is text (generated pages take it from ranges/); themes print it as HTML.
             page.meta["title"] = html.escape(page.meta["title"])
@@ -225,6 +237,23 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             err = template_error(exc, self.root)
             self._fail(f"metrics-manual: in docs/{page.file.src_uri}: {err}")
             return "This page is a template that does not render; see the findings above.\n"
+
+    def _hold_drawings(self, markdown: str, page: Page) -> str:
+        held: list[str] = []
+
+        def hold(m: re.Match[str]) -> str:
+            held.append(m.group())
+            return f'<div class="mm-slot" data-mm-slot="{len(held) - 1}"></div>'
+
+        markdown = _FINISHED.sub(hold, markdown)
+        self.held[page.file.src_uri] = held
+        return markdown
+
+    def on_post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:
+        held = self.held.pop(page.file.src_uri, [])
+        if not held:
+            return output
+        return _SLOT.sub(lambda m: held[int(m.group(1))] if int(m.group(1)) < len(held) else m.group(), output)
 
     def on_page_content(self, html_text: str, page: Page, config: MkDocsConfig, files: Files) -> str:
         if "title" not in page.meta and page.title and not page.is_homepage:

@@ -1,7 +1,8 @@
 """Render the model into Markdown pages with the Jinja templates under templates/.
 
 Each template under templates/pages/ becomes one page under docs/ at the same
-relative path; a path holding `[profile]` becomes one page per profile.
+relative path; a path holding `[profile]` becomes one page per profile, `[section]` one page
+per catalog section (so no page grows with the catalog).
 """
 
 from __future__ import annotations
@@ -201,6 +202,9 @@ def render_pages(
             if "[profile]" in target:
                 for profile in manual.profiles:
                     out[target.replace("[profile]", profile.id)] = template.render(context, profile=profile)
+            elif "[section]" in target:
+                for section in manual.catalog.sections:
+                    out[target.replace("[section]", section.id)] = template.render(context, section=section)
             else:
                 out[target] = template.render(context)
     except jinja2.TemplateError as exc:
