@@ -375,7 +375,7 @@ def test_the_table_and_the_value_checker_show_the_payloads_as_text(poisoned_site
     value checker (its metric picker and verdicts, built from the JSON export) and the drawings' legends."""
     page = chromium_page
     page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(f"{served}/reference/metrics/", wait_until="networkidle")
+    page.goto(f"{served}/reference/metrics/training/", wait_until="networkidle")  # a section's page
     form = page.locator("form.mm-check")
     form.wait_for(state="visible")
     catalog, profile, _ = poisoned_sources()
@@ -392,8 +392,11 @@ def test_the_table_and_the_value_checker_show_the_payloads_as_text(poisoned_site
         assert out.locator("img, svg, script, b").count() == 0
         assert folded(title) in folded(out.inner_text())
     family = yaml.safe_load(catalog)["sections"][1]["metrics"][-1]["name"]
+    page.goto(f"{served}/reference/metrics/", wait_until="networkidle")  # the map: every range in a table
     keys = page.locator(".mm-overview tbody th").all_inner_texts()
     assert folded(family) in [folded(k) for k in keys]  # the family's name in the table, as text
     assert page.evaluate("window.__xss") is None
-    assert page.locator(".md-content svg g.mm-legend").count() > 0
+    page.goto(f"{served}/reference/metrics/training/", wait_until="networkidle")
+    assert page.locator(".md-content svg g.mm-legend").count() > 0  # the drawings' legends, of fixed words
+    assert page.evaluate("window.__xss") is None
     page.set_viewport_size({"width": 1280, "height": 800})
