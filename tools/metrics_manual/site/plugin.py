@@ -38,17 +38,20 @@ from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
 from metrics_manual.site.cite import for_build
-from metrics_manual.site.nav import metrics_first
+from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
 
-# Search: an entry's document weighs more than a page's (entries outrank pages), and among keys
-# that a query matches alike (`truncated` in rollout/truncated and rollout/truncated_ratio) the
-# key with fewer words weighs more: the exact key comes first. Titles outweigh text 1000 to 1,
-# so these factors order equal title matches and never lift a text match over a title match.
-ENTRY_BOOST = 2.0
+
+# Search: an entry's document weighs more than a page's (entries outrank pages), and among keys that a
+# query matches alike the key of fewer words weighs more, enough to outweigh a word said twice
+# (`rollout/log_probs` before `rollout/rollout_log_probs`; `rollout/truncated` before
+# `rollout/truncated_ratio`). Titles outweigh text 1000 to 1, so these factors order title matches
+# and never lift a text match over a title match.
+def entry_boost(words: int) -> float:
+    return 1 + 4 / max(1, words)
 
 
 def rank_entries(index: Path, manual: Manual) -> None:
@@ -60,10 +63,9 @@ def rank_entries(index: Path, manual: Manual) -> None:
     anchors = {m.anchor: key for key, m in manual.metrics.items()}
     separator = re.compile(data.get("config", {}).get("separator") or r"[\s\-/_]+")
     for doc in data.get("docs", []):
-        _, _, anchor = str(doc.get("location", "")).partition("#")
-        if anchor in anchors:
-            words = [w for w in separator.split(anchors[anchor]) if w]
-            doc["boost"] = ENTRY_BOOST + 1 / max(1, len(words))
+        page, _, anchor = str(doc.get("location", "")).partition("#")
+        if anchor in anchors and page.startswith(METRICS_DIR):  # the entries, not the Changes page's sections
+            doc["boost"] = entry_boost(len([w for w in separator.split(anchors[anchor]) if w]))
     index.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
 
 
