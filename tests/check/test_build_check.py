@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import REPO, TINY_PROFILE, run_cli, snapshot, write_project
@@ -27,7 +28,7 @@ def test_build_writes_only_changed_files(tiny: Path) -> None:
     profile = tiny / "ranges/profiles/tiny.yaml"
     profile.write_text(profile.read_text("utf-8").replace("max: 0.9", "max: 0.95"), "utf-8")
     out = build(tiny)
-    # The number shows on the reference page, the profile page and in every export.
+    # The number shows on the section's page, in the map's table of every range, the profile page and every export.
     assert sorted(line for line in out.splitlines() if line.startswith("wrote")) == [
         "wrote docs/.generated.json",
         "wrote docs/export/tiny.csv",
@@ -36,6 +37,7 @@ def test_build_writes_only_changed_files(tiny: Path) -> None:
         "wrote docs/export/tiny.rules.yml",
         "wrote docs/export/tiny.yaml",
         "wrote docs/profiles/tiny.md",
+        "wrote docs/reference/metrics/index.md",
         "wrote docs/reference/metrics/rollout.md",
     ]
     assert "0.5 to 0.95 per step over 10 steps" in (tiny / "docs/reference/metrics/rollout.md").read_text("utf-8")
@@ -90,13 +92,15 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
         f"docs/reference/metrics/rollout.md:{line}:1: error: generated file is out of date; run `metrics-manual build`"
         in result.stdout
     )
-    assert (
-        '-- <span class="mm-range">0.5 to 0.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>'
-        in result.stdout
+    assert re.search(
+        r'^-- <span class="mm-range[^>]*>0\.5 to 0\.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
+        result.stdout,
+        re.M,
     )
-    assert (
-        '+- <span class="mm-range">0.5 to 0.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>'
-        in result.stdout
+    assert re.search(
+        r'^\+- <span class="mm-range[^>]*>0\.5 to 0\.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
+        result.stdout,
+        re.M,
     )
     assert "docs/export/tiny.json" in result.stdout
     assert result.stdout.rstrip().endswith("run `metrics-manual build` to regenerate files")

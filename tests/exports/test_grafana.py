@@ -129,7 +129,7 @@ expectations:
 
 @pytest.fixture
 def every_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("SITE_URL", raising=False)  # links under mkdocs.yml's default site_url
+    monkeypatch.setenv("SITE_URL", "https://manual.example/")  # links under it (unset, exports carry none)
     root = write_project(tmp_path / "every", EVERY_KIND_CATALOG, {"every-kind": EVERY_KIND_PROFILE})
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
     return root
@@ -265,7 +265,7 @@ def test_text_from_the_source_is_inert_for_grafana(every_kind: Path) -> None:
             assert "<script" not in html and "<strong>" not in html and "<em>" not in html
             [link] = re.findall(r"<a href=\"([^\"]*)\"", html)
             anchor = f"m-{p['title'].removesuffix('/*').replace('/', '-')}"
-            assert re.fullmatch(rf"http://127\.0\.0\.1:8000/reference/metrics/[a-z0-9-]+/#{re.escape(anchor)}", link)
+            assert re.fullmatch(rf"https://manual\.example/reference/metrics/[a-z0-9-]+/#{re.escape(anchor)}", link)
     assert not re.search(r"\$\w|\[\[", board["title"])
     row = next(p for p in board["panels"] if p["type"] == "row" and p["title"].startswith("Training"))
     assert "alert(1)" in row["title"]  # shown, not dropped

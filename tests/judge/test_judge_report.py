@@ -87,3 +87,86 @@ def test_text_from_the_source_stays_text_in_the_report(browser, tmp_path: Path) 
     finally:
         context.close()
     assert requests == [path.as_uri()] and problems == []
+
+
+LONG_RUN = {  # in range on the fixture's profile, but for the rollout time's median (20 within 5%)
+    "rollout/raw_reward": 0.5,
+    "rollout/response_lengths": 400.0,
+    "perf/step_time": 30.0,
+    "perf/rollout_time": 31.123456789,
+    "train/grad_norm": 1.0,
+    "train/ppo_kl": 0.0,
+    "train/pg_clipfrac": 0.0,
+    "train/entropy_loss": 0.3,
+}
+
+
+def long_faulty_report(tmp_path: Path) -> Path:
+    """A 200-step run: 30 neighbouring grad_norm steps out of their band, a NaN reward, step_time missing a step,
+    a median off by a long fraction."""
+    project = write_project(tmp_path / "p", CATALOG, {"judged": PROFILE})
+    (project / "mkdocs.yml").write_text("site_name: M\n", "utf-8")
+    steps = range(200)
+    run = {key: {s: value for s in steps} for key, value in LONG_RUN.items()}
+    for s in range(100, 130):
+        run["train/grad_norm"][s] = 7 + s / 3  # long fractions: 40.333333333333336 ...
+    run["rollout/raw_reward"][4] = math.nan
+    del run["perf/step_time"][5]
+    run_forms.write_events(run, tmp_path / "ev")
+    out = tmp_path / "report.html"
+    result = run_cli("judge", "--profile", "judged", str(tmp_path / "ev"), "--report", str(out), cwd=project)
+    assert result.returncode == 1, result.stderr
+    return out
+
+
+def test_the_report_opens_on_a_summary_of_failures_then_errors_linking_to_their_sections(
+    browser, tmp_path: Path
+) -> None:
+    path = long_faulty_report(tmp_path)
+    context, page, requests, problems = open_offline(browser, path)
+    try:
+        summary = page.locator("nav.problems")
+        box = summary.bounding_box()
+        assert box is not None and box["y"] < 900  # on the first screen
+        headings = summary.locator("h2").all_inner_texts()
+        assert [h.split()[1] for h in headings] == ["failing", "error(s)"]  # failures first
+        fail_keys = summary.locator("ol").first.locator("code").all_inner_texts()
+        assert "train/grad_norm" in fail_keys and "perf/rollout_time" in fail_keys
+        assert "rollout/raw_reward" in summary.locator("ol").last.locator("code").all_inner_texts()  # the NaN
+        for link in summary.locator("a").all():
+            target = link.get_attribute("href") or ""
+            assert target.startswith("#") and page.locator(target).count() == 1, target
+        # Values at the manual's digits, never 16 of them.
+        text = page.locator("body").inner_text()
+        assert "40.333333" not in text and "31.123456789" not in text
+        assert "median 31.12 " in text
+    finally:
+        context.close()
+    assert requests == [path.as_uri()] and problems == []
+
+
+def test_the_report_draws_bands_over_their_steps_a_rug_of_failures_and_labels_nan(browser, tmp_path: Path) -> None:
+    path = long_faulty_report(tmp_path)
+    context, page, _, _ = open_offline(browser, path)
+    try:
+        reward = page.locator("section#m-rollout-raw_reward svg.mm-series")
+        band = reward.locator("g.mm-mark[data-kind=band]")
+        # The band covers 10 of 200 steps: it spans a small part of the plot's width.
+        share = band.evaluate(
+            "g => { const s = g.ownerSVGElement; return (g.dataset.xMax - g.dataset.xMin) / (s.dataset.xEnd - s.dataset.xStart) }"
+        )
+        assert 0 < share < 0.1
+        texts = "ts => ts.map(t => t.textContent)"
+        labels = reward.locator("text.mm-label").evaluate_all(texts)
+        assert any(label.startswith("NaN") and "step 4" in label for label in labels)
+        y_ticks = reward.locator("g.mm-tick-y").evaluate_all("gs => gs.map(g => Number(g.dataset.value))")
+        assert 0.2 in y_ticks and 0.9 in y_ticks  # the band's limits are read off the axis
+        grad = page.locator("section#m-train-grad_norm svg.mm-series")
+        rug = grad.locator("g.mm-failing line.mm-rug")
+        assert rug.count() == 30
+        xs = rug.evaluate_all("ls => ls.map(l => l.getBoundingClientRect().left)")
+        assert len(set(round(x, 1) for x in xs)) > 20  # ticks stay apart, not one blob
+        worst = grad.locator("text.mm-label").evaluate_all(texts)
+        assert worst == ["step 129: 50", "step 128: 49.67", "step 127: 49.33"]  # the worst few, at 4 digits
+    finally:
+        context.close()

@@ -258,6 +258,7 @@ def poisoned_site(tmp_path_factory: pytest.TempPathFactory):
     for page in (REPO / "docs").glob("*.md"):  # the hand-written pages, with their facts
         shutil.copy(page, root / "docs" / page.name)
     shutil.copytree(REPO / "docs" / "stylesheets", root / "docs" / "stylesheets")
+    shutil.copytree(REPO / "docs" / "javascripts", root / "docs" / "javascripts")  # the value checker
     # A hand-written page titled by its first heading, filled from the source.
     (root / "docs" / "titled.md").write_text("---\nfacts: true\n---\n# {{ catalog.title|md }}\n\nText.\n", "utf-8")
     result = mkdocs_build(root, root / "site")
@@ -366,3 +367,36 @@ def test_searching_for_a_payload_runs_nothing(served, chromium_page) -> None:
     page.wait_for_load_state("networkidle")
     assert "h=" in page.url
     assert page.evaluate("window.__xss") is None
+
+
+@pytest.mark.browser
+def test_the_table_and_the_value_checker_show_the_payloads_as_text(poisoned_site, served, chromium_page) -> None:
+    """The new outputs: the table of every range (cells, the profile named before each range on a phone), the
+    value checker (its metric picker and verdicts, built from the JSON export) and the drawings' legends."""
+    page = chromium_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{served}/reference/metrics/training/", wait_until="networkidle")  # a section's page
+    form = page.locator("form.mm-check")
+    form.wait_for(state="visible")
+    catalog, profile, _ = poisoned_sources()
+    title = yaml.safe_load(profile)["title"]
+    cells = page.locator(".mm-overview td[data-profile]")
+    assert cells.count() > 0
+    assert {cells.nth(i).get_attribute("data-profile") for i in range(cells.count())} == {folded(title)}
+    options = page.locator("form.mm-check select option").evaluate_all("os => os.map(o => [o.value, o.textContent])")
+    assert options
+    for key, _ in options:
+        page.select_option("form.mm-check select", key)
+        page.fill("form.mm-check input[name=value]", "1")
+        out = page.locator(".mm-check-out")
+        assert out.locator("img, svg, script, b").count() == 0
+        assert folded(title) in folded(out.inner_text())
+    family = yaml.safe_load(catalog)["sections"][1]["metrics"][-1]["name"]
+    page.goto(f"{served}/reference/metrics/", wait_until="networkidle")  # the map: every range in a table
+    keys = page.locator(".mm-overview tbody th").all_inner_texts()
+    assert folded(family) in [folded(k) for k in keys]  # the family's name in the table, as text
+    assert page.evaluate("window.__xss") is None
+    page.goto(f"{served}/reference/metrics/training/", wait_until="networkidle")
+    assert page.locator(".md-content svg g.mm-legend").count() > 0  # the drawings' legends, of fixed words
+    assert page.evaluate("window.__xss") is None
+    page.set_viewport_size({"width": 1280, "height": 800})

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import Expectation
 from metrics_manual.site.draw import MAX_POINTS, make_axis, nice_ticks, range_drawing, series_drawing
@@ -92,7 +93,16 @@ def test_every_kind_is_drawn_as_what_it_is() -> None:
     assert (at_least.get("data-open"), at_most.get("data-open"), band.get("data-open")) == ("max", "min", None)
     assert all(g.find(f"{SVG}line").get("marker-end") for g in (at_least, at_most))  # type: ignore[union-attr]
     texts = [t.text for t in root.iter(f"{SVG}text")]
-    assert "Alpha \u00b7 first 2 steps" in texts and "Gamma \u00b7 at step 0" in texts
+    # Each profile's title once, on its first row; every row says its statistic.
+    assert texts[:7] == [
+        "Alpha \u00b7 per step",
+        "\u21b3 per step, first 2 steps",
+        "Beta \u00b7 per step",
+        "\u21b3 per step",
+        "Gamma \u00b7 median of 10 steps",
+        "\u21b3 exact at step 0",
+        "Delta \u00b7 logged in every step",
+    ]
     presence = marks(root)[-1]
     assert presence.get("data-value") is None and presence.get("data-x") is None
 
@@ -149,7 +159,7 @@ AXIS_CASES = {
 def test_the_axis_covers_every_number_with_ordered_labelled_ticks(values: list[float]) -> None:
     rows = [("P", exp(kind="band", min=min(values), max=max(values)))]
     rows += [("P", exp(kind="exact", value=v, at="every_step")) for v in values]
-    root = parse(range_drawing(rows, "s"))
+    root = parse(range_drawing(rows, "J"))  # a unit that bounds nothing
     lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
     assert all(lo < v < hi for v in values)
     tick_values = [float(t.get("data-value", "")) for t in ticks(root)]
@@ -185,6 +195,57 @@ def test_any_numbers_get_an_axis_that_holds_them(values: list[float]) -> None:
     assert len({num(t) for t in axis.ticks}) == len(axis.ticks)
 
 
+# (domain, numbers drawn, the values the axis must reach, the side it must not pass)
+DOMAIN_CASES = {
+    "a fraction spans 0 to 1": ("fraction", [0.02, 0.43], (0.0, 1.0)),
+    "a fraction at 0 stays in 0 to 1": ("fraction", [0.0], (0.0, 1.0)),
+    "a time starts at 0": ("non-negative", [12.5, 14.0], (0.0, None)),
+    "a count starts at 0": ("non-negative", [396, 787], (0.0, None)),
+}
+
+
+@pytest.mark.parametrize("case", DOMAIN_CASES.values(), ids=DOMAIN_CASES.keys())
+def test_the_axis_reaches_the_domain_and_never_passes_it(case) -> None:
+    domain, values, (lo_bound, hi_bound) = case
+    rows = [
+        ("P", exp(kind="band", min=min(values), max=max(values))),
+        ("P", exp(kind="median", value=values[0], steps=4)),
+    ]
+    root = parse(range_drawing(rows, "u", bounds(domain)))
+    lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
+    assert lo == lo_bound
+    assert hi == hi_bound if hi_bound is not None else hi > max(values)
+    tick_values = [float(t.get("data-value", "")) for t in ticks(root)]
+    assert tick_values[0] == lo_bound  # the bound is labelled
+    assert root.get("data-domain-min") == repr(lo_bound)
+
+
+def test_an_unbounded_axis_gives_the_band_room() -> None:
+    root = parse(range_drawing([("P", exp(kind="band", min=10, max=20))], None))
+    lo, hi = float(root.get("data-axis-min", "")), float(root.get("data-axis-max", ""))
+    band = marks(root)[0]
+    share = (float(band.get("data-x-max", "")) - float(band.get("data-x-min", ""))) / (
+        float(root.get("data-x-end", "")) - float(root.get("data-x-start", ""))
+    )
+    assert lo < 10 and hi > 20 and share <= 0.7, share
+
+
+def test_the_legend_names_each_kind_of_mark_drawn_and_no_other() -> None:
+    def legend(rows) -> list[str]:
+        return [
+            g.get("data-kind", "")
+            for g in parse(range_drawing(rows, None)).iter(f"{SVG}g")
+            if "mm-legend" in g.get("class", "")
+        ]
+
+    assert legend(ALL_KINDS) == ["band", "window", "open", "median", "exact", "presence"]
+    assert legend([("P", exp(kind="median", value=3, steps=4))]) == ["median"]
+    assert legend([("P", exp(kind="band", min=1, max=2)), ("Q", exp(kind="exact", value=1, at="every_run"))]) == [
+        "band",
+        "exact",
+    ]
+
+
 def test_text_from_the_source_stays_text() -> None:
     rows = [(HOSTILE, exp(kind="band", min=1, max=2, condition=HOSTILE)), (HOSTILE, exp(kind="presence"))]
     svg = range_drawing(rows, HOSTILE)
@@ -193,9 +254,9 @@ def test_text_from_the_source_stays_text() -> None:
     assert root.get("aria-label") == title(root) == "; ".join(f"{HOSTILE}: {describe(e, HOSTILE)}" for _, e in rows)
     assert title(marks(root)[0]) == f"{HOSTILE}: {describe(rows[0][1], HOSTILE)}"
     texts = [t.text or "" for t in root.iter(f"{SVG}text")]
-    assert HOSTILE in texts  # the unit under the axis
+    assert any(t.startswith(HOSTILE[:30]) for t in texts)  # the unit under the axis (clipped to fit)
     assert any(t.startswith(HOSTILE[:10]) for t in texts)  # a row label (shortened to fit)
-    assert len(list(root.iter())) == len(list(parse(range_drawing([("x", rows[0][1]), ("x", rows[1][1])], "s")).iter()))
+    assert len(list(root.iter())) == len(list(parse(range_drawing([("x", rows[0][1]), ("x", rows[1][1])], "J")).iter()))
 
 
 def test_same_input_same_bytes_and_each_drawing_its_own_ids() -> None:
@@ -275,7 +336,7 @@ def test_each_run_is_a_curve_placed_by_its_steps_and_values() -> None:
         assert line == [pytest.approx((x(s), y(v)), abs=0.02) for s, v in sorted(values.items())]
     styles = {(p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")}
     assert len(styles) == len(RUNS)
-    legend = groups(root, "mm-legend")
+    legend = [g for g in groups(root, "mm-legend") if g.get("data-run") is not None]
     assert [g.get("data-run") for g in legend] == list(RUNS)
     assert [(g.find(f"{SVG}line").get("stroke"), g.find(f"{SVG}line").get("stroke-dasharray")) for g in legend] == [  # type: ignore[union-attr]
         (p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG}polyline")
@@ -319,7 +380,9 @@ def test_failing_steps_are_ringed_with_their_step_and_value() -> None:
     assert (float(got["a", "1"].get("data-x", "")), float(got["a", "1"].get("data-y", ""))) == pytest.approx(
         (x(1), y(9)), abs=0.02
     )
-    assert title(got["a", "2"]) == "a: step 2: NaN, failing" and float(got["a", "2"].get("data-y", "")) == top
+    # NaN and a step not logged: on the step axis
+    assert title(got["a", "2"]) == "a: step 2: NaN, failing" and float(got["a", "2"].get("data-y", "")) == bottom
+    assert top < bottom
     assert title(got["b", "5"]) == "b: step 5: not logged, failing" and float(got["b", "5"].get("data-y", "")) == bottom
     assert float(root.get("data-axis-x-max", "")) > 5  # a failing step widens the axis
 
@@ -334,7 +397,9 @@ def test_non_finite_values_break_the_curve_and_are_marked_at_the_edge() -> None:
     marked = [
         (g.get("data-step"), g.get("data-value"), float(g.get("data-y", ""))) for g in groups(root, "mm-nonfinite")
     ]
-    assert marked == [("2", "nan", top), ("5", "inf", top), ("6", "-inf", bottom)]
+    assert marked == [("2", "nan", bottom), ("5", "inf", top), ("6", "-inf", bottom)]  # NaN on the step axis
+    labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "mm-label"]
+    assert labels == ["NaN, step 2", "infinity, step 5", "minus infinity, step 6"]
     assert [title(g) for g in groups(root, "mm-nonfinite")] == [
         "r: step 2: NaN",
         "r: step 5: infinity",
@@ -343,6 +408,42 @@ def test_non_finite_values_break_the_curve_and_are_marked_at_the_edge() -> None:
     assert [len(line) for line in points(groups(root, "mm-run")[0])] == [2, 2, 2]
     shapes = [sorted(c.tag for c in g if c.tag != f"{SVG}title") for g in groups(root, "mm-nonfinite")]
     assert shapes[0] != shapes[1]  # NaN does not look like infinity
+
+
+def test_a_band_is_shaded_only_over_the_steps_it_covers_and_its_limits_are_ticks() -> None:
+    run = {"r": {s: 0.6 + 0.01 * s for s in range(200)}}
+    band, median = exp(kind="band", min=0.53, max=0.87, steps=48), exp(kind="median", value=0.7, steps=20)
+    root = parse(series_drawing(run, [band, median], None, title="t"))
+    x = axis_map(root, "x")
+    drawn_band, drawn_median = groups(root, "mm-mark")
+    assert float(drawn_band.get("data-x-min", "")) == pytest.approx(x(0), abs=0.02)
+    assert float(drawn_band.get("data-x-max", "")) == pytest.approx(x(47), abs=0.02)  # the 48th step, not the 200th
+    assert float(drawn_median.get("data-x-max", "")) == pytest.approx(x(19), abs=0.02)
+    y_ticks = [float(t.get("data-value", "")) for t in groups(root, "mm-tick-y")]
+    assert 0.53 in y_ticks and 0.87 in y_ticks  # the band's limits read off the axis
+    texts = [t.find(f"{SVG}text").text for t in groups(root, "mm-tick-y")]  # type: ignore[union-attr]
+    assert len(set(texts)) == len(texts)
+
+
+def test_failing_steps_get_a_rug_tick_each_and_the_worst_are_labelled() -> None:
+    values = {s: 1.0 for s in range(2000)}
+    bad = list(range(1000, 1030))
+    for i, s in enumerate(bad):
+        values[s] = 5.0 + i / 1000  # 30 neighbours out of the band: the last is the worst
+    values[1500] = 0.123456789
+    root = parse(
+        series_drawing({"r": values}, [exp(kind="band", min=0.5, max=2)], None, title="t", failing={"r": bad + [1500]})
+    )
+    failing = groups(root, "mm-failing")
+    assert len(failing) == 31
+    rugs = [g.find(f"{SVG}line") for g in failing]
+    assert all(r is not None and r.get("class") == "mm-rug" for r in rugs)
+    bottom = float(root.get("data-y-start", ""))
+    assert all(float(r.get("y1", "")) > bottom for r in rugs if r is not None)  # under the plot
+    labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "mm-label"]
+    assert labels == ["step 1,029: 5.029", "step 1,028: 5.028", "step 1,027: 5.027"]
+    kinds_drawn = [g.get("data-kind") for g in groups(root, "mm-legend") if g.get("data-kind")]
+    assert kinds_drawn == ["band", "failing"]
 
 
 def test_every_point_lies_inside_the_plot() -> None:

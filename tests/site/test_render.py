@@ -127,7 +127,7 @@ def reference_entries(page: str) -> dict[str, tuple[str, list[str]]]:
         if not head:
             continue
         meaning = _seen(re.search(r'<span class="mm-meaning">(.*?)</span>', block).group(1))
-        ranges = [_seen(r) for r in re.findall(r'<span class="mm-range[^"]*">(.*?)</span>', block)]
+        ranges = [_seen(r) for r in re.findall(r'<span class="mm-range[^"]*"[^>]*>(.*?)</span>', block)]
         out[head.group(1)] = (meaning, ranges)
         if ": " in meaning:  # a family: its name leads the meaning
             name, _, rest = meaning.partition(": ")
@@ -223,7 +223,7 @@ def test_inert_text_stays_literal(tmp_path: Path) -> None:
     grad = entry(page, "m-train-grad_norm")
     assert _seen(re.search(r'<span class="mm-meaning">(.*?)</span>', grad).group(1)) == nasty + "."
     lengths = entry(page, "m-rollout-response_lengths")
-    assert [_seen(r) for r in re.findall(r'<span class="mm-range">(.*?)</span>', lengths)] == [
+    assert [_seen(r) for r in re.findall(r'<span class="mm-range[^"]*"[^>]*>(.*?)</span>', lengths)] == [
         f"400 tokens median of 10 steps, {nasty}"
     ]
     assert "<script>" not in page
@@ -241,7 +241,9 @@ def test_a_second_profile_shows_next_to_the_first(tmp_path: Path) -> None:
     grad = entry(reference_text(files), "m-train-grad_norm")
     lines = [
         (_seen(r), _seen(p))
-        for r, p in re.findall(r'<span class="mm-range">(.*?)</span> <span class="mm-profile">(.*?)</span>', grad)
+        for r, p in re.findall(
+            r'<span class="mm-range[^"]*"[^>]*>(.*?)</span> <span class="mm-profile">(.*?)</span>', grad
+        )
     ]
     # Each profile's lines, labelled, in profile order; the numbers first on every line.
     assert lines == [
@@ -270,7 +272,7 @@ def test_family_entry_lists_its_keys(tiny: Path) -> None:
     family = entry(page, "m-train-weight")
     assert family.startswith("### [`train/weight/*`](#m-train-weight)")
     assert "Keys: `train/weight/mean`, `train/weight/max`." in family
-    assert re.findall(r'<span class="mm-range[^"]*">(.*?)</span>', family) == ["no range"]
+    assert re.findall(r'<span class="mm-range[^"]*"[^>]*>(.*?)</span>', family) == ["no range"]
 
 
 def test_fraction_unit_says_so(tmp_path: Path) -> None:
@@ -281,7 +283,7 @@ def test_fraction_unit_says_so(tmp_path: Path) -> None:
     _, files = generate(root)
     clip = entry(reference_text(files), "m-train-pg_clipfrac")
     assert "Unit: fraction, from 0 to 1." in clip
-    assert '<span class="mm-range">0 (fraction of 1) at every step</span>' in clip
+    assert re.search(r'<span class="mm-range[^"]*"[^>]*>0 \(fraction of 1\) at every step</span>', clip)
     assert "0 (fraction of 1) at every step" in files["docs/profiles/tiny.md"]
 
 
@@ -410,12 +412,15 @@ def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
     window = next(
         line
         for line in training.splitlines(keepends=True)
-        if line.startswith('- <span class="mm-range">1 to 3 per step in the first 2 steps')
+        if line.startswith("- <span") and ">1 to 3 per step in the first 2 steps<" in line
+    )
+    clip = next(
+        line
+        for line in training.splitlines(keepends=True)
+        if line.startswith("- <span") and ">0 at every step<" in line
     )
     # A line of one metric moved into another metric's entry.
-    moved = training.replace(window, "").replace(
-        '- <span class="mm-range">0 at every step', window + '- <span class="mm-range">0 at every step'
-    )
+    moved = training.replace(window, "").replace(clip, window + clip)
     assert _messages(manual, files, training, moved) == [
         f"training.md:{at['m-train-grad_norm']}: train/grad_norm on 'Tiny runs' should read "
         "'1 to 3 per step in the first 2 steps', which is missing",
@@ -438,7 +443,7 @@ def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
         "for 'Tiny runs' (a profile), which the source does not have",
     ]
     # The map links each metric by its anchor, so the old address reference/metrics/#m-... lands.
-    assert _messages(manual, files, "{ #m-train-grad_norm .mm-map-link }", "") == [
+    assert _messages(manual, files, ' id="m-train-grad_norm" class="mm-map-link"', "") == [
         "index.md:1: no link to train/grad_norm by its anchor m-train-grad_norm"
     ]
     # A section's page that is missing, or that holds another section.

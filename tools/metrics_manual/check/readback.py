@@ -27,7 +27,7 @@ NO_RANGE = "no range"
 _WHY = "reference page disagrees with ranges/: "
 
 _HEADING = re.compile(r"^(#{1,6}) .*?\{#([\w-]+)[^}]*\}\s*$")
-_LINE = re.compile(r'<span class="mm-range[^"]*">(.*?)</span>\s*<span class="mm-profile">(.*?)</span>')
+_LINE = re.compile(r'<span class="mm-range[^"]*"[^>]*>(.*?)</span>\s*<span class="mm-profile">(.*?)</span>')
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -58,12 +58,11 @@ def _entries(lines: list[str]) -> tuple[list[str], dict[str, tuple[int, list[str
 
 
 def _map_links(page: str) -> set[tuple[str, str]]:
-    """(section id, anchor) of every map link whose id is the anchor it links to."""
-    return {
-        (m.group(1), m.group(2))
-        for m in re.finditer(r"\]\(([\w-]+)\.md#([\w-]+)\)\{ #([\w-]+) \.mm-map-link \}", page)
-        if m.group(2) == m.group(3)
-    }
+    """(section id, anchor) of every map link whose id is the anchor it links to: Markdown links, or
+    the raw HTML links of the table of every range (the built site's URL, `<section>/#<anchor>`)."""
+    markdown = re.finditer(r"\]\(([\w-]+)\.md#([\w-]+)\)\{ #([\w-]+) \.mm-map-link \}", page)
+    raw = re.finditer(r'<a href="([\w-]+)/#([\w-]+)" id="([\w-]+)" class="mm-map-link">', page)
+    return {(m.group(1), m.group(2)) for m in (*markdown, *raw) if m.group(2) == m.group(3)}
 
 
 def reference_findings(manual: Manual, files: Mapping[str, str]) -> list[Finding]:

@@ -58,6 +58,10 @@ def build(root: str | None, fmt: str) -> None:
     for rel in todo.remove:
         click.echo(f"removed stray {rel}")
     click.echo(f"{len(todo.write)} written, {todo.unchanged} unchanged, {len(todo.remove)} removed")
+    from metrics_manual.exports.profile import NO_SITE_URL, site_url
+
+    if (find_root(root) / "mkdocs.yml").is_file() and site_url(find_root(root)) is None:
+        click.echo(NO_SITE_URL, err=True)
 
 
 @click.command("check", short_help="Compare docs/ with ranges/ in memory.")

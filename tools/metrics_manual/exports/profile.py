@@ -48,6 +48,12 @@ _SiteConfig.add_multi_constructor("", _other_tag)
 _SiteConfig.add_multi_constructor("tag:yaml.org,2002:python/", _other_tag)
 
 
+NO_SITE_URL = (
+    "note: site_url is unset in mkdocs.yml (set SITE_URL to where the manual is published): "
+    "the exports and the site leave the manual's address out"
+)
+
+
 def site_url(root: Path) -> str | None:
     """site_url of mkdocs.yml as MkDocs reads it (`!ENV [SITE_URL, ...]` included; INHERIT through MkDocs)."""
     path = root / "mkdocs.yml"

@@ -17,7 +17,8 @@ from markupsafe import Markup
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.judge.report_text import ranges
 from metrics_manual.judge.rules import Judgement, Result
-from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor
+from metrics_manual.model.domain import bounds
+from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor, unit_domain
 from metrics_manual.runs.series import Run
 from metrics_manual.site.draw import series_drawing
 from metrics_manual.text import inert
@@ -64,9 +65,32 @@ def metric_parts(j: Judgement, run: Run, profile: ProfileExport) -> list[MetricP
                     part.results[0].unit,
                     title=f"{key}: the run's values per step",
                     failing={"run": failing},
+                    domain=bounds(unit_domain(part.results[0].unit)),  # exports carry the unit, not the domain
                 )
             )
     return list(parts.values())
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One line of the summary at the top: a failing or erring expectation, linking to its section."""
+
+    verdict: str
+    key: str
+    anchor: str
+    expected: str
+    reason: str
+
+
+def problems(j: Judgement) -> list[Problem]:
+    """Every failing then every erring expectation, each group in the profile's order."""
+    out = [
+        Problem(r.verdict, r.metric, metric_anchor(r.metric), r.expected, r.reason)
+        for verdict in ("fail", "error")
+        for r in j.results
+        if r.verdict == verdict
+    ]
+    return out
 
 
 def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path) -> str:
@@ -85,6 +109,7 @@ def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path)
         j=j,
         s=s,
         metrics=metric_parts(j, run, profile),
+        problems=problems(j),
         excluded=ranges(j.run.excluded_steps),
         verdict_word=word,
         verdict_class="pass" if j.exit_code == 0 else "fail" if s.failed else "error",

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
-from metrics_manual.model.phrase import describe, num
+from metrics_manual.model.phrase import describe, measured, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
@@ -249,10 +249,11 @@ Tolerance = tuple[float, Literal["profile", "rtol"]] | None
 RuleOutcome = tuple[Verdict, Failing, str, Tolerance]  # verdict, failing steps, what was observed, median's tolerance
 
 
-def _listed(points: Failing, most: int = 5) -> str:
+def _listed(points: Failing, near: list[float], most: int = 5) -> str:
     def one(p: tuple[int, float | None]) -> str:
         value = _point(*p).value
-        return f"step {num(p[0])}: {'not logged' if value is None else value if isinstance(value, str) else num(value)}"
+        shown = "not logged" if value is None else value if isinstance(value, str) else measured(value, near)
+        return f"step {num(p[0])}: {shown}"
 
     text = ", ".join(one(p) for p in points[:most])
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
@@ -264,13 +265,15 @@ def band(c: Case) -> RuleOutcome:
     points = c.points
     bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
     obs = _observed(points)
+    near = [float(v) for v in (e.min, e.max) if v is not None]
     where = (
-        f"max {num(obs.max)} at step {num(obs.max_step)}, min {num(obs.min)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
+        f"max {measured(obs.max, near)} at step {num(obs.max_step)}, "  # type: ignore[arg-type]
+        f"min {measured(obs.min, near)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
         if obs.max is not None
         else "no finite value"
     )
     if bad:
-        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad)}", None
+        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad, near)}", None
     return "pass", [], f"{where}; {_of(c, len(points))} judged", None
 
 
@@ -288,7 +291,7 @@ def median(c: Case) -> RuleOutcome:
     rel = f"{num(float(f'{off / abs(e.value) * 100:.3g}'))}%" if e.value else f"{num(off)} off"
     pct = f"{num(round(tol * 100, 10))}%"
     text = (
-        f"median {num(med)} over {_of(c, len(points))}, {rel} from {num(e.value)}; "
+        f"median {measured(med, [e.value])} over {_of(c, len(points))}, {rel} from {num(e.value)}; "
         f"tolerance {pct} ({'from the profile' if own is not None else '--rtol'})"
     )
     return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
@@ -302,7 +305,7 @@ def exact(c: Case) -> RuleOutcome:
         return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", None
     bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
     if bad:
-        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad)}", None
+        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad, [e.value])}", None
     return (
         "pass",
         [],
@@ -510,7 +513,7 @@ class _KeyFacts:
     def _listed_bad(self, most: int = 5) -> str:
         def one(p: tuple[int, float | None]) -> str:
             raw = self.invalid.get(p[0])
-            return f"step {num(p[0])}: {raw}" if raw is not None else _listed([p])
+            return f"step {num(p[0])}: {raw}" if raw is not None else _listed([p], [])
 
         text = ", ".join(one(p) for p in self.bad[:most])
         return text + (f" and {len(self.bad) - most} more" if len(self.bad) > most else "")

@@ -8,7 +8,7 @@ mypy error at that line, never a silent default:
 - model/schema.py   `span`: the steps it covers (a property of each class)
 - model/kinds.py    `numbers` (what a drawing places on its axis), `covered_steps`, `keeps_warm_up`
 - model/phrase.py   `describe`: the kind in words
-- site/draw.py      `_range_mark`, `_expected_mark`: the kind drawn
+- site/draw.py      `_kind_words`, `_legend_key`, `_range_mark`, `_expected_mark`, `_outside`: the kind drawn
 - judge/rules.py    `rule`: the judging rule
 - derive/stats.py   `_outcome`: derived again, or checked
 - exports/formats.py `judge`, `_alert`: an alerting rule, or why a gauge cannot judge it

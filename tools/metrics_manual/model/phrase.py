@@ -7,7 +7,8 @@ same way because both call this module.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
@@ -36,6 +37,24 @@ def num(value: int | float) -> str:
     sign, text = ("-", text[1:]) if text.startswith("-") else ("", text)
     whole, dot, fraction = text.partition(".")
     return f"{sign}{int(whole):,}{dot}{fraction}"
+
+
+MEASURED_DIGITS = 4  # significant digits of a value read from a run (the manual's numbers have 2 to 4)
+
+
+def measured(value: float, near: Iterable[float] = ()) -> str:
+    """A value read from a run, as `num` writes it, at MEASURED_DIGITS significant digits: a median of
+    0.123456789012 reads 0.1235. More digits where fewer would read as one of `near` (the range's own
+    numbers) while the value differs from it: 4.9500001 against a maximum of 4.95 reads 4.9500001."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return num(value) if isinstance(value, (int, float)) and math.isfinite(value) else str(value)
+    refs = [float(n) for n in near]
+    whole = len(str(int(abs(value)))) if abs(value) < _DECIMAL_BELOW else 0  # the whole part stays whole
+    for digits in range(max(MEASURED_DIGITS, whole), 18):
+        rounded = float(f"{value:.{digits}g}")
+        if all(rounded != n or value == n for n in refs):
+            return num(rounded)
+    return num(value)
 
 
 def words(n: int) -> str:

@@ -114,6 +114,14 @@ DOMAIN_BOUNDS: dict[Domain, tuple[float | None, float | None]] = {
 }
 
 
+def unit_domain(unit: str | None) -> Domain:
+    """The domain a unit implies: fraction for `fraction`, non-negative for a time or a count, else any."""
+    text = (unit or "").strip().lower()
+    if text == "fraction":
+        return "fraction"
+    return "non-negative" if text in NON_NEGATIVE_UNITS else "any"
+
+
 class Metric(Strict):
     """One logged key (or a family of keys): what it means and where the code emits it."""
 
@@ -167,12 +175,7 @@ class Metric(Strict):
     @property
     def value_domain(self) -> Domain:
         """The declared domain, else the one its unit implies."""
-        if self.domain is not None:
-            return self.domain
-        unit = (self.unit or "").strip().lower()
-        if unit == "fraction":
-            return "fraction"
-        return "non-negative" if unit in NON_NEGATIVE_UNITS else "any"
+        return self.domain if self.domain is not None else unit_domain(self.unit)
 
     @property
     def label(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import CaptureSource, Metric, Profile
 from metrics_manual.runs.series import Run
 from metrics_manual.site.draw import series_drawing
@@ -38,7 +39,13 @@ class ReferenceCurves:
                 title = (
                     f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
                 )
-                svg = series_drawing(series, profile.expectations.get(key, []), metric.unit, title=title)
+                svg = series_drawing(
+                    series,
+                    profile.expectations.get(key, []),
+                    metric.unit,
+                    title=title,
+                    domain=bounds(metric.value_domain),
+                )
                 if svg:
                     blocks.append(svg)
         return blocks

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from metrics_manual.model import kinds
-from metrics_manual.model.phrase import describe, num
+from metrics_manual.model.domain import UNBOUNDED, Bounds
+from metrics_manual.model.phrase import describe, measured, num
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -42,18 +43,22 @@ from metrics_manual.model.schema import (
 )
 
 # Drawing units of the viewBox; the SVG scales to its column (width 100%) up to MAX_WIDTH px.
-WIDTH = 480
-MAX_WIDTH = 600
-_FONT = 12
-_TICK_FONT = 11
+# At 390 px a column is about 358 px wide: 360 units keep 12-unit text at 11 px or more;
+# on a desktop the drawing stops at 480 px, where its text is the size of the page's.
+WIDTH = 360
+MAX_WIDTH = 480
+_FONT = 13
+_TICK_FONT = 12
 _CHAR = 0.6  # average glyph width as a share of the font size, to keep labels apart and inside
 
 # Thinning: a run with more steps than this is drawn from buckets of consecutive steps, each
 # keeping its first, lowest, highest and last value (spikes stay); failing steps are marked apart.
 MAX_POINTS = 2000
 
-_BAND, _WINDOW, _MEDIAN, _EXACT = "#4f86c6", "#8a63c2", "#d9822b", "#c0392b"
-_RUN_COLOURS = ("#2a7ab9", "#d9822b", "#2f9e6e", "#b8457a", "#7a6cc4", "#8c7a2a")
+# Mid-tones: each at least 3:1 against both the light page (white) and the dark one (Material's
+# slate, about #1e2129), so one colour serves both schemes (tests compute it in the browser).
+_BAND, _WINDOW, _MEDIAN, _EXACT = "#4f86c6", "#9466d0", "#b86e1f", "#d64541"
+_RUN_COLOURS = ("#2a7ab9", "#b86e1f", "#2f9e6e", "#b8457a", "#7a6cc4", "#8c7a2a")
 _RUN_DASHES = ("", "6 3", "2 2", "8 3 2 3")
 _SYNTAX = {c: f"&#{ord(c)};" for c in "&<>\"'|*_`[]\\{}~^#!$:="}
 _SYNTAX_RE = re.compile("[" + re.escape("".join(_SYNTAX)) + "]")
@@ -132,31 +137,85 @@ class Axis:
         return self.start + share * (self.end - self.start)
 
 
-def _domain(values: Sequence[float], integer: bool = False) -> tuple[float, float]:
+def _domain(
+    values: Sequence[float], integer: bool = False, room: float = 0.1, bounds: Bounds = UNBOUNDED
+) -> tuple[float, float]:
+    """The values' extent with a margin of `room` times their span on each side, held inside `bounds`
+    (a fraction never reads below 0 or above 1), and reaching out to them: a bounded side shows its bound."""
     lo, hi = min(values), max(values)
+    if bounds.lo is not None and lo >= bounds.lo:
+        lo = bounds.lo
+    if bounds.hi is not None and hi <= bounds.hi:
+        hi = bounds.hi
     if lo == hi:
         margin = 1.0 if integer or lo == 0 else abs(lo) * 0.1
-    else:  # a twentieth of the span on each side; at least one float step, so the ends stay off the numbers
-        margin = max((hi / 2 - lo / 2) * 0.1, math.ulp(lo), math.ulp(hi))
+    else:  # at least one float step, so the ends stay off the numbers
+        margin = max((hi / 2 - lo / 2) * 2 * room, math.ulp(lo), math.ulp(hi))
     most = sys.float_info.max
-    return max(lo - margin, -most), min(hi + margin, most)
+    lo_out = lo if bounds.lo is not None and lo == bounds.lo else max(lo - margin, -most)
+    hi_out = hi if bounds.hi is not None and hi == bounds.hi else min(hi + margin, most)
+    if lo_out == hi_out:  # a bounded value alone at its bound: room on the open side
+        lo_out, hi_out = (lo_out, hi_out + margin) if bounds.lo == lo_out else (lo_out - margin, hi_out)
+    return lo_out, hi_out
 
 
 def make_axis(
-    values: Sequence[float], start: float, end: float, font: float = _TICK_FONT, integer: bool = False
+    values: Sequence[float],
+    start: float,
+    end: float,
+    font: float = _TICK_FONT,
+    integer: bool = False,
+    *,
+    room: float = 0.05,
+    bounds: Bounds = UNBOUNDED,
+    reach: bool = True,
+    marked: Sequence[float] = (),
 ) -> Axis:
-    """An axis covering every value with a margin, with as many ticks as fit their labels."""
-    lo, hi = _domain(values, integer)
-    room = abs(end - start)
+    """An axis covering every value with a margin, with as many ticks as fit their labels.
+
+    `bounds`: the metric's natural domain (the axis reaches its known bounds and never passes them);
+    `marked`: values that get a labelled tick of their own (a band's limits), round ticks too close
+    to one of them give way. `reach=False`: the bounds only hold the margins in (a curve of times
+    near 150 s is not squeezed against 0).
+    """
+    lo, hi = _domain([*values, *marked], integer, room, bounds if reach else UNBOUNDED)
+    if not reach:
+        lo = lo if bounds.lo is None or min([*values, *marked]) < bounds.lo else max(lo, bounds.lo)
+        hi = hi if bounds.hi is None or max([*values, *marked]) > bounds.hi else min(hi, bounds.hi)
+    span = abs(end - start)
     for target in (5, 4, 3, 2):
         ticks = nice_ticks(lo, hi, target)
         if integer:
             ticks = sorted({float(math.floor(t)) for t in ticks if t == math.floor(t)}) or ticks
         labels = [num(_tick_value(t)) for t in ticks]
         widest = max(_text_width(label, font) for label in labels)
-        if len(ticks) < 2 or room / (len(ticks) - 1) > widest + font:
+        if len(ticks) < 2 or span / (len(ticks) - 1) > widest + font:
             break
+    if marked:
+        ticks, labels = _with_marked(ticks, marked, lo, hi, end - start, font)
     return Axis(lo, hi, start, end, tuple(ticks), tuple(labels))
+
+
+def _with_marked(
+    ticks: list[float], marked: Sequence[float], lo: float, hi: float, span: float, font: float
+) -> tuple[list[float], list[str]]:
+    """Round ticks and the marked values together, each label clear of its neighbours: marked values
+    first, in the order given (the first wins a clash), then the round ticks that still fit. On a
+    vertical axis (`span` between labels measured in lines) labels need a line each; across, their width."""
+    per_unit = span / (hi / 2 - lo / 2) / 2 if hi > lo else 0.0
+    vertical = span < 0
+
+    def room(a: float, b: float) -> float:
+        if vertical:
+            return font + 2
+        return (_text_width(num(_tick_value(a)), font) + _text_width(num(_tick_value(b)), font)) / 2 + font / 2
+
+    kept: list[float] = []
+    for value in [*dict.fromkeys(marked), *ticks]:
+        if all(abs(value - k) * abs(per_unit) > room(value, k) for k in kept):
+            kept.append(value)
+    kept.sort()
+    return kept, [num(_tick_value(t)) for t in kept]
 
 
 def _tick_value(t: float) -> int | float:
@@ -165,68 +224,122 @@ def _tick_value(t: float) -> int | float:
 
 # --- one metric's ranges on every profile ---------------------------------------------
 
-_ROW = 34  # height of one row: label line then mark
+_ROW = 36  # height of one row: label line then mark
 _TOP = 4
 _MARK_H = 12
+_LEGEND_LINE = 18
 
 
-def _row_tail(e: Expectation) -> str:
-    """What the row label adds to the profile title: a window or a single step."""
+def _kind_words(e: Expectation) -> str:
+    """What a row's mark stands for, after its profile's title: the statistic and the steps it covers."""
     span = e.span
-    match span:
-        case Window(first=n):
-            return f" \u00b7 first {num(n)} steps"
-        case AtStep(step=n):
-            return f" \u00b7 at step {num(n)}"
-        case FirstSteps() | EveryStep():
-            return ""
+    match e:
+        case Band():
+            return f"per step, first {num(span.first)} steps" if isinstance(span, Window) else "per step"
+        case Median():
+            return f"median of {num(e.steps)} steps"
+        case Exact():
+            match span:
+                case AtStep(step=n):
+                    return f"exact at step {num(n)}"
+                case EveryStep():
+                    return "exact, every step" if e.at == "every_step" else "exact, every run"
+                case Window() | FirstSteps():  # no exact value covers a window; said all the same
+                    return "exact"
+                case _:
+                    assert_never(span)
+        case Presence():
+            return "logged in every step"
         case _:
-            assert_never(span)
+            assert_never(e)
 
 
-def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
-    """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
+def _legend_key(e: Expectation) -> list[str]:
+    """The legend lines a mark of `e` needs (a band open at one end also shows the arrow)."""
+    match e:
+        case Band():
+            return ["window" if e.window else "band"] + (["open"] if e.min is None or e.max is None else [])
+        case Median():
+            return ["median"]
+        case Exact():
+            return ["exact"]
+        case Presence():
+            return ["presence"]
+        case _:
+            assert_never(e)
 
-    `rows` are (profile title, expectation) in the order they are drawn, one row each.
-    Returns "" when there is nothing to place on an axis: no rows, or presence only (the
-    words "logged in every step" say all a drawing could).
-    """
-    numbers = [v for _, e in rows for v in kinds.numbers(e)]
-    if not numbers:
-        return ""
-    words = [f"{title}: {describe(e, unit)}" for title, e in rows]
-    uid = _uid("range", words, unit)  # the words state every number and text of the drawing
-    pad = 12.0
-    axis = make_axis(numbers, pad, WIDTH - pad)
-    # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
-    start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
-    end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
-    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks, axis.labels)
 
-    marks: list[str] = []
-    for i, ((title, e), said) in enumerate(zip(rows, words)):
-        y = _TOP + i * _ROW
-        tail = _row_tail(e)
-        label = _clip(title, WIDTH - 8 - _text_width(tail, _FONT), _FONT) + tail
-        marks.append(f'<text x="4" y="{_c(y + 11)}" fill="currentColor">{_esc(label)}</text>')
-        if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
-            marks.append(
-                f'<line x1="{_c(axis.start)}" y1="{_c(y + 16 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
-                f'y2="{_c(y + 16 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
+# One line per mark kind, in this order: (swatch, words). Swatches are drawn at (x, y) = left, middle.
+_LEGEND_ORDER = ("band", "window", "open", "median", "exact", "presence", "failing", "missing", "nan", "inf")
+_LEGEND_WORDS = {
+    "band": "range per step",
+    "window": "range in the first steps",
+    "open": "no limit on that side",
+    "median": "median",
+    "exact": "exact value",
+    "presence": "logged, no number",
+    "failing": "failing step",
+    "missing": "not logged",
+    "nan": "NaN",
+    "inf": "infinite",
+}
+
+
+def _swatch(kind: str, x: float, y: float, uid: str) -> str:
+    match kind:
+        case "band":
+            return (
+                f'<rect x="{_c(x)}" y="{_c(y - 5)}" width="18" height="10" rx="2" fill="{_BAND}" '
+                f'fill-opacity="0.6" stroke="{_BAND}"/>'
             )
-        marks.append(_range_mark(e, said, axis, y + 16, uid))
+        case "window":
+            return f'<rect x="{_c(x)}" y="{_c(y - 5)}" width="18" height="10" rx="2" fill="url(#{uid}-w)" stroke="{_WINDOW}"/>'
+        case "open":
+            return (
+                f'<line x1="{_c(x)}" y1="{_c(y)}" x2="{_c(x + 16)}" y2="{_c(y)}" stroke="{_BAND}" stroke-width="2" '
+                f'marker-end="url(#{uid}-a)"/>'
+            )
+        case "median":
+            return f'<path d="M{_c(x + 9)} {_c(y - 6)}l6 6l-6 6l-6 -6z" fill="{_MEDIAN}" stroke="{_MEDIAN}"/>'
+        case "exact":
+            return f'<line x1="{_c(x + 9)}" y1="{_c(y - 7)}" x2="{_c(x + 9)}" y2="{_c(y + 7)}" stroke="{_EXACT}" stroke-width="3"/>'
+        case "failing":
+            return (
+                f'<line x1="{_c(x + 4)}" y1="{_c(y - 6)}" x2="{_c(x + 4)}" y2="{_c(y + 6)}" stroke="{_EXACT}" '
+                f'stroke-width="1.5"/><circle cx="{_c(x + 12)}" cy="{_c(y)}" r="2.5" fill="{_EXACT}"/>'
+            )
+        case "missing":
+            return f'<circle cx="{_c(x + 9)}" cy="{_c(y)}" r="3.5" fill="none" stroke="{_EXACT}" stroke-width="2"/>'
+        case "nan":
+            return f'<rect x="{_c(x + 6)}" y="{_c(y - 3)}" width="6" height="6" fill="currentColor"/>'
+        case "inf":
+            return f'<path d="M{_c(x + 5)} {_c(y + 3)}L{_c(x + 13)} {_c(y + 3)}L{_c(x + 9)} {_c(y - 3)}z" fill="currentColor"/>'
+        case _:  # presence
+            return (
+                f'<line x1="{_c(x)}" y1="{_c(y)}" x2="{_c(x + 18)}" y2="{_c(y)}" stroke="currentColor" '
+                f'stroke-width="2" stroke-dasharray="1 4" stroke-linecap="round"/>'
+            )
 
-    y_axis = _TOP + len(rows) * _ROW + 2
-    marks.append(_x_axis(axis, _TOP, y_axis))
-    height = y_axis + 18
-    if unit:
-        height += 13
-        marks.append(
-            f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
-            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>'
+
+def _kinds_legend(keys: set[str], top: float, uid: str, left: float = 4.0) -> tuple[float, str]:
+    """The legend of the mark kinds in `keys`, flowed in lines from `top`; returns (bottom, svg)."""
+    out: list[str] = []
+    x, y = left, top + _LEGEND_LINE / 2
+    for kind in (k for k in _LEGEND_ORDER if k in keys):
+        words = _LEGEND_WORDS[kind]
+        width = 24 + _text_width(words, _TICK_FONT) + 12
+        if x > left and x + width > WIDTH - 4:
+            x, y = left, y + _LEGEND_LINE
+        out.append(
+            f'<g class="mm-legend mm-legend-{kind}" data-kind="{kind}">{_swatch(kind, x, y, uid)}'
+            f'<text x="{_c(x + 24)}" y="{_c(y + 4)}" font-size="{_TICK_FONT}" fill="currentColor">{words}</text></g>'
         )
-    label = _esc("; ".join(words))
-    defs = (
+        x += width
+    return (y + _LEGEND_LINE / 2 if out else top), "".join(out)
+
+
+def _defs(uid: str) -> str:
+    return (
         f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
         f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.2"/>'
         f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-width="3"/></pattern>'
@@ -234,13 +347,74 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> 
         f'orient="auto-start-reverse" markerUnits="userSpaceOnUse"><path d="M0 0L8 4L0 8z" fill="{_BAND}"/>'
         f"</marker></defs>"
     )
+
+
+def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None, domain: Bounds = UNBOUNDED) -> str:
+    """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
+
+    `rows` are (profile title, expectation) in the order they are drawn, one row each; a
+    profile's title labels its first row, each row says its statistic ("median of 10 steps").
+    The axis reaches the metric's `domain` where it is bounded (a fraction from 0 to 1, a
+    non-negative quantity from 0) and leaves the band room elsewhere, so where a band sits means
+    something. A legend under the axis names each kind of mark drawn. Returns "" when there
+    is nothing to place on an axis: no rows, or presence only (the words "logged in every
+    step" say all a drawing could).
+    """
+    numbers = [v for _, e in rows for v in kinds.numbers(e)]
+    if not numbers:
+        return ""
+    words = [f"{title}: {describe(e, unit)}" for title, e in rows]
+    uid = _uid("range", words, unit)  # the words state every number and text of the drawing
+    pad = 12.0
+    axis = make_axis(numbers, pad, WIDTH - pad, room=0.25, bounds=domain)
+    # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
+    start = max(pad, _text_width(axis.labels[0], _TICK_FONT) / 2 + 2)
+    end = WIDTH - max(pad, _text_width(axis.labels[-1], _TICK_FONT) / 2 + 2)
+    axis = Axis(axis.lo, axis.hi, start, end, axis.ticks, axis.labels)
+
+    marks: list[str] = []
+    keys: set[str] = set()
+    previous = None
+    for i, ((title, e), said) in enumerate(zip(rows, words)):
+        y = _TOP + i * _ROW
+        kind = _kind_words(e)
+        if title != previous:
+            label = _clip(title, WIDTH - 8 - _text_width(" \u00b7 " + kind, _FONT), _FONT) + " \u00b7 " + kind
+        else:  # the same profile's next range: its statistic alone, under the title above
+            label = "\u21b3 " + kind
+        previous = title
+        keys.update(_legend_key(e))
+        marks.append(f'<text x="4" y="{_c(y + 12)}" fill="currentColor">{_esc(label)}</text>')
+        if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
+            marks.append(
+                f'<line x1="{_c(axis.start)}" y1="{_c(y + 18 + _MARK_H / 2)}" x2="{_c(axis.end)}" '
+                f'y2="{_c(y + 18 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
+            )
+        marks.append(_range_mark(e, said, axis, y + 18, uid))
+
+    y_axis = _TOP + len(rows) * _ROW + 2
+    marks.append(_x_axis(axis, _TOP, y_axis))
+    height: float = y_axis + 19
+    if unit:
+        height += 15
+        marks.append(
+            f'<text x="{_c((axis.start + axis.end) / 2)}" y="{_c(height - 3)}" text-anchor="middle" '
+            f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, WIDTH - 24, _TICK_FONT))}</text>'
+        )
+    height, legend = _kinds_legend(keys, height + 4, uid)
+    marks.append(legend)
+    height += 2
+    label = _esc("; ".join(words))
+    reach = (f' data-domain-min="{domain.lo!r}"' if domain.lo is not None else "") + (
+        f' data-domain-max="{domain.hi!r}"' if domain.hi is not None else ""
+    )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-ranges" role="img" '
         f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
         f'style="max-width:{MAX_WIDTH}px;height:auto" font-size="{_FONT}" '
-        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}" '
+        f'data-axis-min="{axis.lo!r}" data-axis-max="{axis.hi!r}"{reach} '
         f'data-x-start="{_c(axis.start)}" data-x-end="{_c(axis.end)}">'
-        f"<title>{label}</title>{defs}{''.join(marks)}</svg>"
+        f"<title>{label}</title>{_defs(uid)}{''.join(marks)}</svg>"
     )
 
 
@@ -372,6 +546,26 @@ def _value_words(value: float, unit: str | None) -> str:
     return f"{text} {unit}" if unit and math.isfinite(value) else text
 
 
+_RUG = 8  # height of the strip of failing-step ticks under the plot
+_LABELLED = 3  # failing steps, NaN and missing steps labelled in words (the worst, the first)
+
+
+def _outside(v: float, expectations: Sequence[Expectation]) -> float:
+    """How far a finite value lies from what its expectations allow (0 inside): orders the worst failing steps."""
+    gaps = []
+    for e in expectations:
+        match e:
+            case Band():
+                gaps.append(max((e.min - v) if e.min is not None else 0.0, (v - e.max) if e.max is not None else 0.0))
+            case Median() | Exact():
+                gaps.append(abs(v - e.value))
+            case Presence():
+                pass
+            case _:
+                assert_never(e)
+    return max(gaps, default=0.0)
+
+
 def series_drawing(
     series: Mapping[str, Mapping[int, float]],
     expectations: Sequence[Expectation],
@@ -379,17 +573,22 @@ def series_drawing(
     *,
     title: str,
     failing: Mapping[str, Sequence[int]] | None = None,
+    domain: Bounds = UNBOUNDED,
 ) -> str:
     """Per-step curves of one metric (one polyline per run name) over its expected band / median / exact
     value, failing steps marked; one-line inline SVG.
 
-    x is the step, y the value. A band is shaded (a window band only over the first N steps
-    drawn, hatched), a median is a dashed line, an exact value a solid line (or a mark at its
-    step); presence has no value to draw. A non-finite value breaks its curve and is marked at
-    the plot's edge (NaN and infinity at the top, minus infinity at the bottom); a failing step
-    gets a ring with its own <title>, at the edge when its value is not finite or not logged.
-    Runs of more than MAX_POINTS steps are thinned (see `_thin`); failing steps are never
-    thinned away. Returns "" when no run has a step and no step fails.
+    x is the step, y the value. A band is shaded over the steps it covers (its first N steps,
+    its window, or every step; a window hatched), a median is a dashed line over its steps, an
+    exact value a solid line (or a cross at its step); presence has no value to draw. The y axis
+    labels the range's own numbers (a band's limits) beside round ticks, and never passes the
+    unit's natural domain. A non-finite value breaks its curve: infinity is marked at the top,
+    minus infinity at the bottom, NaN on the step axis; the first few are labelled. A failing
+    step gets a tick in a rug under the plot and a dot at its value (on the step axis when its
+    value is NaN or not logged), each with its own <title>; the worst few are labelled with
+    their step and value. A legend names the runs and each kind of mark drawn. Runs of more than
+    MAX_POINTS steps are thinned (see `_thin`); failing steps are never thinned away. Returns ""
+    when no run has a step and no step fails.
     """
     failing = failing or {}
     runs = {name: sorted((int(s), float(v)) for s, v in values.items()) for name, values in series.items()}
@@ -398,7 +597,9 @@ def series_drawing(
     steps += [int(s) for ss in failing.values() for s in ss]
     if not steps:
         return ""
-    finite = [v for e in expectations for v in kinds.numbers(e)]
+    # Band limits first: they win a tick over a median or exact value too close to them.
+    expected = sorted((v for e in expectations for v in kinds.numbers(e)), key=lambda v: v not in _limits(expectations))
+    finite: list[float] = []
     for pts in runs.values():
         values = [v for _, v in pts if math.isfinite(v)]
         finite += [min(values), max(values)] if values else []
@@ -414,49 +615,79 @@ def series_drawing(
     )
 
     top = 18.0 if unit else 8.0
-    y_axis = make_axis(finite or [0.0], top + _PLOT_H, top)
+    y_axis = make_axis(
+        finite or ([] if expected else [0.0]),
+        top + _PLOT_H,
+        top,
+        bounds=domain,
+        reach=False,
+        marked=expected,
+    )
     widest = max(_text_width(label, _TICK_FONT) for label in y_axis.labels)
     left, right = max(28.0, widest + 10), WIDTH - 12.0
     x_axis = make_axis(steps, left, right, integer=True)
     bottom = top + _PLOT_H
     parts: list[str] = []
+    keys: set[str] = set()
     if unit:
         parts.append(
-            f'<text x="{_c(left)}" y="11" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>'
+            f'<text x="{_c(left)}" y="12" font-size="{_TICK_FONT}" fill="currentColor">{_esc(_clip(unit, right - left, _TICK_FONT))}</text>'
         )
     parts.append(_plot_ticks(x_axis, y_axis, left, right, top, bottom))
     all_steps = sorted({s for pts in runs.values() for s, _ in pts})
     for e, words in zip(expectations, said):
-        parts.append(_expected_mark(e, words, x_axis, y_axis, all_steps, uid))
+        mark = _expected_mark(e, words, x_axis, y_axis, all_steps, uid)
+        if mark:
+            keys.update(k for k in _legend_key(e) if k != "open")
+        parts.append(mark)
 
-    nonfinite_y = {"nan": top, "inf": top, "-inf": bottom}
+    nonfinite_y = {"nan": bottom, "inf": top, "-inf": bottom}
     legend: list[tuple[str, str, str]] = []
+    labels: list[tuple[float, float, str]] = []  # (x, y, words) of the few points labelled
     for i, (name, pts) in enumerate(runs.items()):
         colour, dash = _RUN_COLOURS[i % len(_RUN_COLOURS)], _RUN_DASHES[i % len(_RUN_DASHES)]
         legend.append((name, colour, dash))
-        parts.append(_run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit))
+        curve, odd = _run_curve(name, pts, colour, dash, x_axis, y_axis, nonfinite_y, unit)
+        parts.append(curve)
+        for s, v in odd[:_LABELLED]:
+            labels.append((x_axis.at(s), nonfinite_y[repr(v)], f"{_value_words(v, unit)}, step {num(s)}"))
+        keys.update({"nan" if math.isnan(v) else "inf" for _, v in odd})
+    rug: list[str] = []
+    worst: list[tuple[float, float, float, str]] = []  # (how far outside, x, y, words)
     for name, bad in failing.items():
         logged = series.get(name, {})
         for s in sorted(set(bad)):
-            v = float(logged[s]) if s in logged else None
+            got = float(logged[s]) if s in logged else None
             x = x_axis.at(s)
-            y = y_axis.at(v) if v is not None and math.isfinite(v) else nonfinite_y.get(repr(v), bottom)
-            ring = f"{name}: step {num(s)}: " + (_value_words(v, unit) if v is not None else "not logged") + ", failing"
-            value_attr = f' data-value="{v!r}"' if v is not None else ""
-            parts.append(
+            y = y_axis.at(got) if got is not None and math.isfinite(got) else nonfinite_y.get(repr(got), bottom)
+            shown = _value_words(got, unit) if got is not None else "not logged"
+            ring = f"{name}: step {num(s)}: {shown}, failing"
+            value_attr = f' data-value="{got!r}"' if got is not None else ""
+            if got is None:  # not logged: a hollow mark on the step axis, labelled like a NaN
+                dot = f'<circle cx="{_c(x)}" cy="{_c(y)}" r="3.5" fill="none" stroke="{_EXACT}" stroke-width="2"/>'
+                keys.add("missing")
+                worst.append((math.inf, x, y, f"not logged, step {num(s)}"))
+            else:
+                dot = f'<circle cx="{_c(x)}" cy="{_c(y)}" r="2.5" fill="{_EXACT}"/>'
+                if math.isfinite(got):
+                    far = _outside(got, expectations)
+                    near = [n for e in expectations for n in kinds.numbers(e)]
+                    worst.append((far, x, y, f"step {num(s)}: {measured(got, near)}"))
+            rug.append(
                 f'<g class="mm-failing" data-run="{_esc(name)}" data-step="{s}"{value_attr} '
                 f'data-x="{_c(x)}" data-y="{_c(y)}"><title>{_esc(ring)}</title>'
-                f'<circle cx="{_c(x)}" cy="{_c(y)}" r="4.5" fill="none" stroke="{_EXACT}" stroke-width="2"/></g>'
+                f'<line class="mm-rug" x1="{_c(x)}" y1="{_c(bottom + 2)}" x2="{_c(x)}" y2="{_c(bottom + 2 + _RUG)}" '
+                f'stroke="{_EXACT}" stroke-width="1.5"/>{dot}</g>'
             )
+            keys.add("failing")
+    parts += rug
+    worst.sort(key=lambda w: -w[0])
+    labels += [(x, y, words) for _, x, y, words in worst[:_LABELLED]]
+    parts.append(_point_labels(labels, left, right, top, bottom))
 
-    height, legend_svg = _legend(legend, left, bottom + 44)
+    height, legend_svg = _legend(legend, left, bottom + 2 + _RUG + 44)
+    height, kinds_svg = _kinds_legend(keys, height + 2, uid, left)
     label = _esc(title)
-    defs = (
-        f'<defs><pattern id="{uid}-w" width="6" height="6" patternUnits="userSpaceOnUse" '
-        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{_WINDOW}" fill-opacity="0.12"/>'
-        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{_WINDOW}" stroke-opacity="0.5" stroke-width="2"/></pattern>'
-        f"</defs>"
-    )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="mm-drawing mm-series" role="img" '
         f'aria-label="{label}" viewBox="0 0 {WIDTH} {_c(height)}" width="100%" '
@@ -464,8 +695,36 @@ def series_drawing(
         f'data-axis-x-min="{x_axis.lo!r}" data-axis-x-max="{x_axis.hi!r}" '
         f'data-axis-y-min="{y_axis.lo!r}" data-axis-y-max="{y_axis.hi!r}" '
         f'data-x-start="{_c(left)}" data-x-end="{_c(right)}" data-y-start="{_c(bottom)}" data-y-end="{_c(top)}">'
-        f"<title>{label}</title>{defs}{''.join(parts)}{legend_svg}</svg>"
+        f"<title>{label}</title>{_defs(uid)}{''.join(parts)}{legend_svg}{kinds_svg}</svg>"
     )
+
+
+def _limits(expectations: Sequence[Expectation]) -> set[float]:
+    return {float(v) for e in expectations if isinstance(e, Band) for v in (e.min, e.max) if v is not None}
+
+
+def _point_labels(labels: list[tuple[float, float, str]], left: float, right: float, top: float, bottom: float) -> str:
+    """Words beside the few points that need them (the worst failing steps, NaN, not logged), inside the plot;
+    a label that would overlap one placed before moves a line down (neighbouring points stay readable)."""
+    out: list[str] = []
+    placed: list[tuple[float, float, float]] = []  # (x0, x1, baseline) of each label written
+    line = _TICK_FONT + 3
+    for x, y, words in labels:
+        width = _text_width(words, _TICK_FONT)
+        cx = min(max(x, left + width / 2 + 2), right - width / 2 - 2)
+        base = y - 7 if y - 7 - _TICK_FONT > top else y + _TICK_FONT + 5
+        base = min(max(base, top + _TICK_FONT + 2), bottom - 3)
+        x0, x1 = cx - width / 2, cx + width / 2
+        for _ in range(len(placed) + 1):
+            if all(x1 < a or x0 > b or abs(base - ly) >= line for a, b, ly in placed):
+                break
+            base = base + line if base + line <= bottom - 3 else base - line
+        placed.append((x0, x1, base))
+        out.append(
+            f'<text class="mm-label" x="{_c(cx)}" y="{_c(base)}" text-anchor="middle" font-size="{_TICK_FONT}" '
+            f'fill="currentColor">{_esc(words)}</text>'
+        )
+    return "".join(out)
 
 
 def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: float, bottom: float) -> str:
@@ -478,7 +737,7 @@ def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: floa
         out.append(
             f'<g class="mm-tick mm-tick-x" data-value="{_tick_value(t)!r}" data-x="{x}">'
             f'<line x1="{x}" y1="{_c(top)}" x2="{x}" y2="{_c(bottom + 4)}" stroke="currentColor" '
-            f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + 15)}" text-anchor="middle" '
+            f'stroke-opacity="0.12"/><text x="{x}" y="{_c(bottom + _RUG + 16)}" text-anchor="middle" '
             f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>'
         )
     for t, label in zip(y_axis.ticks, y_axis.labels):
@@ -490,7 +749,7 @@ def _plot_ticks(x_axis: Axis, y_axis: Axis, left: float, right: float, top: floa
             f'font-size="{_TICK_FONT}" fill="currentColor">{_esc(label)}</text></g>'
         )
     out.append(
-        f'<text x="{_c(right)}" y="{_c(bottom + 27)}" text-anchor="end" font-size="{_TICK_FONT}" '
+        f'<text x="{_c(right)}" y="{_c(bottom + _RUG + 30)}" text-anchor="end" font-size="{_TICK_FONT}" '
         f'fill="currentColor">step</text>'
     )
     return "".join(out)
@@ -503,9 +762,7 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
         case Band():
             y_lo = y_axis.at(e.min) if e.min is not None else y_axis.start
             y_hi = y_axis.at(e.max) if e.max is not None else y_axis.end
-            x_end = right
-            if e.window:  # the run's first N steps: up to the N-th step drawn
-                x_end = x_axis.at(steps[e.window.first - 1]) if len(steps) >= e.window.first else right
+            x0, x1 = _covered_x(e, x_axis, steps)
             attrs = (f' data-min="{e.min!r}"' if e.min is not None else "") + (
                 f' data-max="{e.max!r}"' if e.max is not None else ""
             )
@@ -513,16 +770,18 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
             fill = f'fill="url(#{uid}-w)"' if e.window else f'fill="{_BAND}" fill-opacity="0.2"'
             return (
                 f'<g class="mm-mark mm-{kind}" data-kind="{kind}"{attrs} data-y-min="{_c(y_lo)}" data-y-max="{_c(y_hi)}" '
-                f'data-x-max="{_c(x_end)}">{title}<rect x="{_c(left)}" y="{_c(y_hi)}" width="{_c(max(x_end - left, 1))}" '
-                f'height="{_c(max(y_lo - y_hi, 1))}" {fill}/></g>'
+                f'data-x-min="{_c(x0)}" data-x-max="{_c(x1)}">{title}<rect x="{_c(x0)}" y="{_c(y_hi)}" '
+                f'width="{_c(max(x1 - x0, 1))}" height="{_c(max(y_lo - y_hi, 1))}" {fill} stroke="{_WINDOW if e.window else _BAND}"/></g>'
             )
         case Median():
             y = y_axis.at(e.value)
+            x0, x1 = _covered_x(e, x_axis, steps)
             return (
-                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}">{title}'
-                f'<line x1="{_c(left)}" y1="{_c(y)}" x2="{_c(right)}" y2="{_c(y)}" stroke="{_MEDIAN}" '
-                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(right - 3)}" y="{_c(y - 4)}" '
-                f'text-anchor="end" font-size="{_TICK_FONT}" fill="{_MEDIAN}">median {_esc(num(e.value))}</text></g>'
+                f'<g class="mm-mark mm-median" data-kind="median" data-value="{e.value!r}" data-y="{_c(y)}" '
+                f'data-x-min="{_c(x0)}" data-x-max="{_c(x1)}">{title}'
+                f'<line x1="{_c(x0)}" y1="{_c(y)}" x2="{_c(max(x1, x0 + 1))}" y2="{_c(y)}" stroke="{_MEDIAN}" '
+                f'stroke-width="2" stroke-dasharray="7 4"/><text x="{_c(max(x1, left + 80) - 3)}" y="{_c(y - 4)}" '
+                f'text-anchor="end" font-size="{_TICK_FONT}" fill="currentColor">median {_esc(num(e.value))}</text></g>'
             )
         case Exact():
             y = y_axis.at(e.value)
@@ -546,6 +805,14 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
             assert_never(e)
 
 
+def _covered_x(e: Expectation, x_axis: Axis, steps: list[int]) -> tuple[float, float]:
+    """The x extent of the steps drawn that `e` covers (its first N, its window, or all of them)."""
+    covered, _ = kinds.covered_steps(e.span, steps)
+    if not covered:  # no step of the runs is covered: a sliver at the axis start
+        return x_axis.start, x_axis.start
+    return x_axis.at(covered[0]), x_axis.at(covered[-1])
+
+
 def _run_curve(
     name: str,
     pts: list[tuple[int, float]],
@@ -555,18 +822,21 @@ def _run_curve(
     y_axis: Axis,
     edge: Mapping[str, float],
     unit: str | None,
-) -> str:
+) -> tuple[str, list[tuple[int, float]]]:
+    """The run's curve, and its non-finite points (step, value) in step order (for labels)."""
     stroke = f'stroke="{colour}" stroke-width="1.6" fill="none"' + (f' stroke-dasharray="{dash}"' if dash else "")
     drawn = _thin(pts)
     segments: list[list[tuple[int, float]]] = [[]]
     marks: list[str] = []
+    odd: list[tuple[int, float]] = []
     for s, v in drawn:
         if math.isfinite(v):
             segments[-1].append((s, v))
             continue
         segments.append([])
+        odd.append((s, v))
         x, y = x_axis.at(s), edge[repr(v)]
-        if math.isnan(v):  # a square on the top edge
+        if math.isnan(v):  # a square on the step axis
             shape = f'<rect x="{_c(x - 3)}" y="{_c(y - 3)}" width="6" height="6" fill="{colour}"/>'
         else:  # a triangle pointing out of the plot, up or down
             tip = -6 if v > 0 else 6
@@ -593,7 +863,7 @@ def _run_curve(
     return (
         f'<g class="mm-run" data-run="{_esc(name)}" data-points="{len(pts)}" data-drawn="{len(drawn)}">'
         f"<title>{_esc(name)}</title>{''.join(lines)}{''.join(marks)}</g>"
-    )
+    ), odd
 
 
 def _legend(entries: list[tuple[str, str, str]], left: float, y: float) -> tuple[float, str]:

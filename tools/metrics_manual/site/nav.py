@@ -1,7 +1,7 @@
-"""The site's navigation: the metrics pages first, the rest as MkDocs lists it from docs/.
+"""The site's navigation: the home page, then the metrics pages, then the rest as MkDocs lists it from docs/.
 
 No `nav:` in mkdocs.yml, so a new profile's page or a new hand-written page appears
-without a config edit; only the pages readers come for move to the top: the map of the
+without a config edit; only the pages readers come for move up, right under the home page: the map of the
 metrics (reference/metrics/index.md), then one page per catalog section in catalog order.
 """
 
@@ -39,9 +39,10 @@ def metrics_first(nav: Navigation, sections: Sequence[str] = ()) -> Navigation:
             return (0, 0) if uri == METRICS_PAGE else (1, order.get(uri, len(order)))
 
         found.children.sort(key=rank)
-    nav.items.insert(0, found)
+    home = next((i for i, it in enumerate(nav.items) if isinstance(it, Page) and it.is_homepage), None)
+    nav.items.insert(0 if home is None else home + 1, found)
     # Previous and next links follow the order on screen.
-    nav.pages = [p for p in _pages(nav.items)]
+    nav.pages = _pages(nav.items)
     for before, after in zip([None, *nav.pages], [*nav.pages, None]):
         if before is not None:
             before.next_page = after

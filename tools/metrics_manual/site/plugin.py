@@ -12,6 +12,7 @@ the last good pages and shows the findings on top of every page until a good sav
 from __future__ import annotations
 
 import html
+import json
 import logging
 import re
 import sys
@@ -33,13 +34,55 @@ from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.files import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
-from metrics_manual.site.nav import metrics_first
+from metrics_manual.site.cite import for_build
+from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
+
+
+# Search: an entry's document weighs more than a page's (entries outrank pages), and among keys that a
+# query matches alike the key of fewer words weighs more, enough to outweigh a word said twice
+# (`rollout/log_probs` before `rollout/rollout_log_probs`; `rollout/truncated` before
+# `rollout/truncated_ratio`). Titles outweigh text 1000 to 1, so these factors order title matches
+# and never lift a text match over a title match.
+def entry_boost(words: int) -> float:
+    return 1 + 4 / max(1, words)
+
+
+def rank_entries(index: Path, manual: Manual) -> None:
+    """Boost each metric entry's document in the search index the search plugin wrote (runs after it)."""
+    try:
+        data = json.loads(index.read_text("utf-8"))
+    except (OSError, ValueError):
+        return  # no search plugin, or no index: nothing to rank
+    anchors = {m.anchor: key for key, m in manual.metrics.items()}
+    separator = re.compile(data.get("config", {}).get("separator") or r"[\s\-/_]+")
+    for doc in data.get("docs", []):
+        page, _, anchor = str(doc.get("location", "")).partition("#")
+        if anchor in anchors and page.startswith(METRICS_DIR):  # the entries, not the Changes page's sections
+            doc["boost"] = entry_boost(len([w for w in separator.split(anchors[anchor]) if w]))
+    index.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
+
+
+_CODE_BLOCK = re.compile(r"(<pre[^>]*><code[^>]*>)([^<]*)(</code></pre>)")
+_TOKEN = re.compile(r"\S+")
+
+
+def whole_tokens(html_text: str) -> str:
+    """Each run of non-space characters of a code block in a `mm-tok` span that never breaks inside
+    (extra.css): a browser would break `--code-commit` after a hyphen; lines wrap at spaces only.
+    Only blocks of plain text (escaped, no tags) are touched; their text stays byte for byte."""
+
+    def tokens(m: re.Match[str]) -> str:
+        return m.group(1) + _TOKEN.sub(lambda t: f'<span class="mm-tok">{t.group()}</span>', m.group(2)) + m.group(3)
+
+    return _CODE_BLOCK.sub(tokens, html_text)
+
 
 # A drawing is finished HTML on one line of a generated page (draw.py escapes every text in it).
 # Markdown adds nothing to it and search leaves it out, yet parsing it was most of the build:
@@ -100,6 +143,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.env: jinja2.Environment | None = None
         self.serving = False
         self.problem: str | None = None  # while serving: why the pages are those of the last good build
+        self.cite: Callable[[str], str] = lambda text: text
         self.held: dict[str, list[str]] = {}  # page -> its drawings, held out of Markdown and search
         self.changes: tuple[Any, str] | None = None  # (HEAD and catalog keys, the Changes page): serve rebuilds often
 
@@ -113,6 +157,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
         self.env = environment(self.root / "templates")
+        if not getattr(config, "site_url", None) and not self.serving:
+            log.info(NO_SITE_URL.removeprefix("note: "))  # info: a warning fails a strict build
         try:
             settle(self.root)  # a switch a killed build left pending: finished before MkDocs reads docs/
         except ManualError as exc:
@@ -121,6 +167,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
         self.problem = None
+        # Edit links and last-changed dates: in the HTML of this build only (see site/cite.py).
+        self.cite = for_build(self.root, config.repo_url, config.edit_uri, config.docs_dir)
         try:
             self.manual, todo = build(self.root)
         except (ManualError, RecursionError, OSError) as exc:
@@ -156,6 +204,11 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         _tell_terminal(message + "\nServing the last good pages with these findings; save a fix to reload.")
 
     def on_post_build(self, config: MkDocsConfig) -> None:
+        if self.manual is not None:
+            rank_entries(Path(config.site_dir) / "search" / "search_index.json", self.manual)
+        self._post_build_serving()
+
+    def _post_build_serving(self) -> None:
         if self.serving and self.problem is not None:
             # What MkDocs warned of in this build (a link to a page never generated ...) follows from
             # the problem the banner shows; under `strict` it would fail the rebuild and stall the browser.
@@ -211,6 +264,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             # the first heading is HTML already; one from the file name is text.
             from_heading = getattr(page, "_title_from_render", None)
             page.meta["title"] = from_heading or html.escape(page.title)
+        html_text = self.cite(whole_tokens(html_text))
         if self.problem is None:
             return html_text
         banner = (

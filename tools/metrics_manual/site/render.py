@@ -18,8 +18,10 @@ import jinja2
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.judge.rules import DEFAULT_RTOL
+from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
-from metrics_manual.model.schema import CodeRepository, Expectation, Profile, metric_anchor
+from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
 from metrics_manual.runs.series import Run
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
@@ -66,6 +68,11 @@ def path_breaks(path: Any) -> str:
     return "/<wbr>".join(inert(part) for part in str(path).split("/"))
 
 
+def key_breaks(key: Any) -> str:
+    """A metric key as inline HTML text that a narrow column breaks only after a slash or an underscore."""
+    return "<wbr>".join(inert(part) for part in re.split(r"(?<=[/_])", str(key)) if part)
+
+
 def code_url(code: CodeRepository, path: str) -> str | None:
     """The file at the catalog's commit, when the catalog names the repository's URL."""
     if not code.url:
@@ -84,9 +91,9 @@ def range_rows(profiles: Sequence[Profile], key: str) -> list[tuple[str, Expecta
     return [(p.title, e) for p in profiles for e in p.expectations.get(key, [])]
 
 
-def drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None) -> str:
-    """The inline SVG of one metric's ranges on every profile, on one axis ('' when nothing has a number)."""
-    return range_drawing(list(rows), unit)
+def drawing(rows: Sequence[tuple[str, Expectation]], metric: Metric) -> str:
+    """The inline SVG of one metric's ranges on every profile, on one axis reaching its domain ('' when nothing has a number)."""
+    return range_drawing(list(rows), metric.unit, bounds(metric.value_domain))
 
 
 def environment(templates: Path) -> jinja2.Environment:
@@ -108,6 +115,7 @@ def environment(templates: Path) -> jinja2.Environment:
         code=code,
         describe=_describe_md,
         path=path_breaks,
+        key=key_breaks,
         attr=attr,
         unit_name=unit_name,
         drawing=drawing,
@@ -169,6 +177,7 @@ def render_pages(
         "fields": field_reference(),
         "coverage": manual.coverage,
         "documented": manual.documented(),
+        "default_rtol": DEFAULT_RTOL,  # the value checker's tolerance of a median, as judge's
         "finding_codes": list(CODES.values()),
     }
     context.update(page_context(manual, captured or {}, in_repo or {}))

@@ -1,0 +1,243 @@
+/* The metrics manual in the browser: "Is this value normal?" and a copy button on each metric key.
+
+   Served by the site itself (no request leaves it). The form reads the profiles' JSON exports
+   under export/, the same files tools read, and takes each range's words from the page, so it
+   says what the entry says. Every text from the source is set as text (textContent, Option):
+   none is read as HTML. Without JavaScript the form stays hidden and the page reads fully. */
+(function () {
+  "use strict";
+
+  // --- numbers as the manual writes them (model/phrase.py `num`, `measured`) -----------------
+
+  function num(value) {
+    if (!Number.isFinite(value)) return String(value);
+    if (value !== 0 && (Math.abs(value) < 1e-6 || Math.abs(value) >= 1e15)) return value.toExponential();
+    const text = String(Object.is(value, -0) ? 0 : value);
+    const sign = text.startsWith("-") ? "-" : "";
+    const [whole, fraction] = text.replace("-", "").split(".");
+    const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    return sign + grouped + (fraction !== undefined ? "." + fraction : "");
+  }
+
+  function measured(value) {
+    // Four significant digits; the whole part stays whole.
+    const digits = Math.max(4, Math.abs(value) >= 1 && Math.abs(value) < 1e15 ? String(Math.trunc(Math.abs(value))).length : 0);
+    return num(Number(value.toPrecision(Math.min(digits, 17))));
+  }
+
+  function percent(part) {
+    return num(Number((part * 100).toPrecision(3))) + "%";
+  }
+
+  // --- one expectation against one value ----------------------------------------------------
+
+  // The steps a range covers, counted from 0 as Miles counts them: null when it covers every step.
+  function covered(e) {
+    if (e.kind === "band") {
+      if (e.window) return { first: e.window.first };
+      if (e.steps) return { first: e.steps };
+      return null;
+    }
+    if (e.kind === "exact" && e.at && typeof e.at === "object") return { at: e.at.step };
+    return null;
+  }
+
+  function judge(e, value, step, rtol) {
+    if (e.kind === "presence") return ["no range", "any value: the manual asks only that it is logged in every step"];
+    const span = covered(e);
+    if (span && step !== null) {
+      if (span.first !== undefined && step >= span.first)
+        return ["not covered", "this range holds in the first " + num(span.first) + " steps only (steps from 0)"];
+      if (span.at !== undefined && step !== span.at) return ["not covered", "this range holds at step " + num(span.at) + " only"];
+    }
+    if (e.kind === "band") {
+      const lo = e.min ?? -Infinity;
+      const hi = e.max ?? Infinity;
+      if (value < lo) return ["outside", "below " + num(lo) + " by " + measured(lo - value) + (lo !== 0 ? " (" + percent((lo - value) / Math.abs(lo)) + ")" : "")];
+      if (value > hi) return ["outside", "above " + num(hi) + " by " + measured(value - hi) + (hi !== 0 ? " (" + percent((value - hi) / Math.abs(hi)) + ")" : "")];
+      return ["inside", ""];
+    }
+    if (e.kind === "median") {
+      const tol = e.tolerance ?? rtol;
+      const off = value - e.value;
+      const rel = e.value !== 0 ? Math.abs(off) / Math.abs(e.value) : Math.abs(off);
+      const side = off > 0 ? "above" : "below";
+      const words = off === 0 ? "the median itself" : percent(rel) + " " + side + " the median " + num(e.value);
+      const allowed = " (a run's median may be off by " + percent(tol) + (e.tolerance == null ? ", judge's default" : "") + "; compare your run's median over " + num(e.steps) + " steps)";
+      return [rel <= tol * (1 + 1e-12) ? "inside" : "outside", words + allowed];
+    }
+    if (e.kind === "exact") {
+      if (value === e.value) return ["inside", "exactly " + num(e.value)];
+      return ["outside", (value > e.value ? "above " : "below ") + num(e.value) + " by " + measured(Math.abs(value - e.value))];
+    }
+    return ["no range", ""];
+  }
+
+  // --- the form ------------------------------------------------------------------------------
+
+  function parseNumber(text) {
+    const t = text.trim().replace(/,/g, "").replace(/\u2212/g, "-");
+    if (t === "" || !/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return null;
+    const v = Number(t);
+    return Number.isFinite(v) ? v : null;
+  }
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function phrase(profile, key, index, e) {
+    // The range in the entry's own words, found by data attributes (compared as values, not as selectors).
+    for (const span of document.querySelectorAll(".mm-entry .mm-range[data-profile], .mm-table .mm-cell[data-profile]")) {
+      if (span.dataset.profile === profile && span.dataset.key === key && span.dataset.index === String(index))
+        return span.textContent;
+    }
+    return e.kind;
+  }
+
+  function setUp(form, docs) {
+    const select = form.querySelector("select[name=metric]");
+    const valueBox = form.querySelector("input[name=value]");
+    const stepBox = form.querySelector("input[name=step]");
+    const stepLabel = form.querySelector(".mm-check-step");
+    const out = form.querySelector(".mm-check-out");
+    const rtol = Number(form.dataset.rtol);
+    const byKey = new Map();
+    for (const doc of docs) {
+      for (const m of doc.metrics) {
+        if (!byKey.has(m.key)) byKey.set(m.key, { label: m.name || m.key, ranges: [] });
+        byKey.get(m.key).ranges.push({ profile: doc.profile, expectations: m.expectations });
+      }
+    }
+    // The entries on this page (a section's page offers its own metrics); the entry landed on is picked.
+    const anchors = new Map();
+    for (const h of document.querySelectorAll("h3.mm-key")) {
+      const code = h.querySelector("code");
+      if (code) anchors.set(h.id, code.textContent);
+    }
+    const here = new Set(anchors.values());
+    for (const [key, m] of byKey) {
+      if ((here.size === 0 || here.has(key)) && m.ranges.some((r) => r.expectations.length))
+        select.append(new Option(m.label, key));
+    }
+    if (!select.options.length) return; // nothing on this page has a range: the form stays hidden
+    function pickFromHash() {
+      const key = anchors.get(decodeURIComponent(location.hash.slice(1)));
+      if (key && byKey.has(key) && [...select.options].some((o) => o.value === key)) select.value = key;
+    }
+
+    function update() {
+      const m = byKey.get(select.value);
+      out.replaceChildren();
+      if (!m) return;
+      const stepMatters = m.ranges.some((r) => r.expectations.some((e) => covered(e) !== null));
+      stepLabel.hidden = !stepMatters;
+      const value = parseNumber(valueBox.value);
+      if (valueBox.value.trim() === "") return;
+      if (value === null) {
+        out.append(el("p", "mm-check-error", "Type a number, such as 5.1 or 1e-3."));
+        return;
+      }
+      const stepText = stepMatters ? stepBox.value.trim() : "";
+      const step = stepText === "" ? null : parseNumber(stepText);
+      if (stepText !== "" && (step === null || step < 0 || !Number.isInteger(step))) {
+        out.append(el("p", "mm-check-error", "A step is a whole number from 0."));
+        return;
+      }
+      const list = el("ul");
+      for (const r of m.ranges) {
+        if (!r.expectations.length) {
+          const li = el("li", "mm-check-none");
+          li.dataset.profile = r.profile.id;
+          li.dataset.verdict = "no range";
+          li.append(el("span", "mm-verdict", "no range"), el("span", "mm-profile", r.profile.title));
+          list.append(li);
+          continue;
+        }
+        r.expectations.forEach((e, i) => {
+          const [verdict, words] = judge(e, value, step, rtol);
+          const li = el("li", "mm-check-" + verdict.replace(" ", "-"));
+          li.dataset.profile = r.profile.id;
+          li.dataset.verdict = verdict;
+          li.append(
+            el("span", "mm-verdict", verdict),
+            el("span", "mm-range", phrase(r.profile.id, select.value, i, e)),
+            el("span", "mm-profile", r.profile.title),
+            el("span", "mm-check-words", words ? ": " + words : ""),
+          );
+          list.append(li);
+        });
+      }
+      out.append(list);
+    }
+
+    for (const box of [select, valueBox, stepBox]) box.addEventListener("input", update);
+    select.addEventListener("change", update);
+    form.addEventListener("submit", (event) => event.preventDefault());
+    window.addEventListener("hashchange", () => {
+      pickFromHash();
+      update();
+    });
+    pickFromHash();
+    update();
+    form.hidden = false;
+  }
+
+  function valueCheck() {
+    const form = document.querySelector("form.mm-check");
+    if (!form) return;
+    const ids = (form.dataset.profiles || "").split(" ").filter((id) => /^[a-z0-9-]+$/.test(id));
+    // The exports lie under the site's root: Material states the root relative to this page.
+    let root = ".";
+    try {
+      root = JSON.parse(document.getElementById("__config").textContent).base || ".";
+    } catch (_) {}
+    const base = new URL(root.replace(/\/?$/, "/") + (form.dataset.export || "export/"), location.href);
+    if (base.origin !== location.origin) return; // the exports of this site only
+    Promise.all(ids.map((id) => fetch(new URL(id + ".json", base)).then((r) => (r.ok ? r.json() : Promise.reject(r.status)))))
+      .then((docs) => setUp(form, docs))
+      .catch((error) => console.warn("metrics manual: the value checker is off:", error)); // offline from a file, or an export missing: the page reads on
+  }
+
+  // --- a copy button on each metric key ----------------------------------------------------------
+
+  function copyButtons() {
+    for (const h of document.querySelectorAll("h3.mm-key")) {
+      const code = h.querySelector("code");
+      if (!code || h.querySelector(".mm-copy")) continue;
+      const button = el("button", "mm-copy", "copy");
+      button.type = "button";
+      button.title = "Copy the key";
+      button.setAttribute("aria-label", "Copy the key " + code.textContent);
+      button.addEventListener("click", (event) => {
+        event.preventDefault();
+        const done = () => {
+          button.textContent = "copied";
+          setTimeout(() => (button.textContent = "copy"), 1500);
+        };
+        if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(code.textContent).then(done, () => {});
+        else {
+          const area = el("textarea");
+          area.value = code.textContent;
+          document.body.append(area);
+          area.select();
+          document.execCommand("copy");
+          area.remove();
+          done();
+        }
+      });
+      const permalink = h.querySelector("a.headerlink");
+      h.insertBefore(button, permalink);
+    }
+  }
+
+  function start() {
+    copyButtons();
+    valueCheck();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
