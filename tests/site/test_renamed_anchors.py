@@ -33,6 +33,10 @@ def fixture_tree(root: Path, catalog: str, profile: str) -> Path:
     (root / "ranges/profiles").mkdir(parents=True)
     (root / "ranges/catalog.yaml").write_text(catalog, "utf-8")
     (root / "ranges/profiles/tiny.yaml").write_text(profile, "utf-8")
+    # Published under an address (SITE_URL unset, the exports carry no links to follow).
+    config = (root / "mkdocs.yml").read_text("utf-8")
+    assert "site_url: !ENV SITE_URL\n" in config
+    (root / "mkdocs.yml").write_text(config.replace("site_url: !ENV SITE_URL\n", "site_url: https://manual.example/\n"))
     for generated in ("docs/reference", "docs/profiles", "docs/export"):
         shutil.rmtree(root / generated)
     (root / "docs/.generated.json").unlink()
