@@ -178,9 +178,32 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-# Module-scoped fixtures that build and serve a whole site: the tests sharing one run on one pytest-xdist
-# worker (--dist loadgroup), so each site is built, and its pages read in Chromium, once.
-SHARED_SITES = ("site", "poisoned_site")
+# Test modules whose module-scoped fixtures build and serve a whole site (and read it in Chromium): under
+# pytest-xdist the tests of one site run on one worker, so each site is built and read once. The browser
+# tests' `site` parameter is a site of its own. Every other test is a unit of its own, as with --dist load.
+SHARED_SITES = {"tests/site/test_browser.py": "by parameter", "tests/project/test_security.py": "whole module"}
+
+
+def site_scope(nodeid: str) -> str:
+    """The unit of work of a test: its site's, or its own."""
+    module, _, test = nodeid.partition("::")
+    how = SHARED_SITES.get(module)
+    if how is None:
+        return nodeid
+    return module + ("[" + test.rpartition("[")[2] if how == "by parameter" else "")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    # pytest-xdist's own loadgroup marks a test by rewriting its node id, which pytest 9.2 no longer
+    # keeps; its load-scope scheduler with our scopes does the same job (the largest units first).
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SiteScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return site_scope(nodeid)
+
+    return SiteScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -194,12 +217,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    for item in items:
-        shared = [name for name in SHARED_SITES if name in getattr(item, "fixturenames", ())]
-        if shared:
-            params = getattr(item, "callspec", None)
-            which = params.params.get(shared[0], "") if params else ""
-            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{shared[0]}:{which}"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
