@@ -35,6 +35,7 @@ NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 MAX_LINE = 64 * 1024 * 1024  # longest line read; a longer one is a finding and skipped
 KEYS_KEPT = 10_000  # distinct keys the run logged but judge does not read, remembered by name
 MAX_STEP = 2**63 - 1  # a step is an integer from 0 to this (a signed 64-bit integer)
+_SHAPES_KEPT = 4096  # distinct key sets of records whose kept keys are remembered (Collector.kept)
 _SKETCH_BITS = 1 << 23  # linear counting of the keys beyond KEYS_KEPT: 1 MB, good to ~10 million
 
 try:  # a JSON parser several times faster than json.loads, used only where it reads a line the same way
@@ -135,6 +136,7 @@ class Collector:
         self._invalid: dict[str, dict[int, str]] = {}
         self._relogged: dict[tuple[str, str], set[int]] = {}
         self._invalid_seen: set[tuple[str, str]] = set()
+        self._shapes: dict[tuple[str, ...], tuple[str, ...]] = {}  # a record's keys -> those to read
         self.begin("")
 
     # --- one file at a time ---------------------------------------------------------------
@@ -171,6 +173,25 @@ class Collector:
         if len(self.placed) < KEYS_KEPT * 2:  # a cache, capped like what it caches
             self.placed[key] = sk
         return sk
+
+    def kept(self, metrics: Mapping[str, Any]) -> tuple[str, ...]:
+        """The keys of a record whose values are read, in the record's order; the others are noted
+        in `unread` (as `step_key` does for each key). A log() call writes the same keys record after
+        record: the keys of one shape are looked at once (noting a key again changes nothing)."""
+        shape = tuple(metrics)
+        kept = self._shapes.get(shape)
+        if kept is None:
+            keep, found = self.keys, []
+            for key in shape:
+                if keep is None or key in keep:
+                    found.append(key)
+                    self.step_key(key)  # a kept key of no known namespace is noted unread
+                else:
+                    self.note_unread((key,))
+            kept = tuple(found)
+            if len(self._shapes) < _SHAPES_KEPT:  # a cache, capped: hostile records of ever new keys
+                self._shapes[shape] = kept
+        return kept
 
     def note_unread(self, keys: Collection[str]) -> None:
         """Remember keys that are not read; past KEYS_KEPT they are only counted, not kept."""
