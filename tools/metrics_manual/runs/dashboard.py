@@ -38,7 +38,7 @@ SPELLED: dict[Any, float] = {"~": math.nan, "~~~~~~": math.inf, "~~~~~~~": -math
 _SPELLED_GET: Callable[[Any, Any], Any] = SPELLED.get
 _ZEROED_GET: Callable[[Any, Any], Any] = dict.fromkeys(SPELLED, 0.0).get
 _NUMBERS, _PLAIN, _INT = {float, int}, {float, int, str}, {int}
-_BATCH = 4096  # records orjson read that are put at once (and held meanwhile)
+_BATCH = 1024  # records orjson read that are put at once (and held meanwhile)
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
