@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
 from operator import itemgetter, lt
 from pathlib import Path
 from typing import IO, Any
@@ -191,7 +192,9 @@ class _Group:
         self.own, self.kept = own, kept
         self.rows: list[tuple[Any, ...]] = []  # the kept keys' values of each record
         self.steps: list[Any] = []  # each record's own `step`
-        self.at: list[int] = []  # each record's place: a line number or an index
+        self.at: list[int] = []  # each record's line number
+        self.records: list[dict[str, Any]] = []
+        self.lines: list[bytes] = []
 
 
 def _put_columns(out: Collector, groups: Sequence[_Group]) -> list[_Group]:
@@ -275,37 +278,38 @@ class _Batch:
 
     def __init__(self, out: Collector, rel: str, missing_step: set[str]) -> None:
         self.out, self.rel, self.missing_step = out, rel, missing_step
-        self.groups: dict[tuple[Any, tuple[str, ...]], tuple[_Group, Any]] = {}
-        self.lines: dict[int, tuple[bytes, dict[str, Any]]] = {}
+        self.groups: dict[tuple[Any, tuple[str, ...]], _Group] = {}
+        self.size = 0
 
     def add(self, n: int, line: bytes, record: dict[str, Any]) -> None:
-        metrics = record["metrics"]
         own = record.get("step_key")
         if type(own) in (list, dict):  # not a step key, and no dict key: read alone
             self.flush()
             _record_spelled(n, line, record, self.out, self.rel, self.missing_step)
             return
-        shape = (own, tuple(metrics))
-        found = self.groups.get(shape)
-        if found is None:
-            kept = self.out.kept(metrics)
-            found = self.groups[shape] = (_Group(own, kept), _row_getter(kept))
-        group, get = found
-        group.rows.append(get(metrics))
-        group.steps.append(record.get("step"))
+        shape = (own, tuple(record["metrics"]))
+        group = self.groups.get(shape)
+        if group is None:
+            group = self.groups[shape] = _Group(own, self.out.kept(record["metrics"]))
+        group.records.append(record)
+        group.lines.append(line)
         group.at.append(n)
-        self.lines[n] = (line, record)
-        if len(self.lines) >= _BATCH:
+        self.size += 1
+        if self.size >= _BATCH:
             self.flush()
 
     def flush(self) -> None:
-        if not self.lines:
+        if not self.size:
             return
-        groups, lines = self.groups, self.lines
-        self.groups, self.lines = {}, {}
-        slow = sorted(n for g in _put_columns(self.out, [g for g, _ in groups.values()]) for n in g.at)
-        for n in slow:
-            line, record = lines[n]
+        groups = list(self.groups.values())
+        self.groups, self.size = {}, 0
+        for g in groups:  # the columns, at C speed
+            g.rows = list(map(_row_getter(g.kept), map(itemgetter("metrics"), g.records)))
+            g.steps = list(map(dict.get, g.records, repeat("step")))
+        slow = sorted(
+            (n, line, r) for g in _put_columns(self.out, groups) for n, line, r in zip(g.at, g.lines, g.records)
+        )
+        for n, line, record in slow:
             _record_spelled(n, line, record, self.out, self.rel, self.missing_step)
 
 
