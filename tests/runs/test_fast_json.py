@@ -37,6 +37,7 @@ TRICKY = [
     b"",
     b"  ",
     b'{"step_key": "train/step", "step": 16, "metrics": {"train/step": 16, "train/loss": "x\xff"}}',
+    b'{"step_key": "train/step", "step": 19, "metrics": {"train\\u002fstep": 19, "train\\/loss": NaN, "x": 1}}',
     # A backslash before a spelled token would keep the added quote inside the string: corrupt either way.
     b'{"step_key": "train/step", "step": 18, "metrics": {"train/step": 18, "note": "\\NaN, "train/loss": 2}}',
     b'{"step_key": "train/step", "step": 17, "metrics": {"train/step": 17, "train/loss": 2}',
