@@ -283,6 +283,12 @@ def dashboard_log(path: Path, mb: int, extra: int = 80) -> int:
 _LOOP = {
     "stdlib json loop": "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and json.loads(line)",
     "orjson alone": "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):\n    try: line.strip() and orjson.loads(line)\n    except orjson.JSONDecodeError: pass",
+    # orjson fails at a line's first bare NaN, so "orjson alone" reads no dashboard line to its end:
+    # the parse judge does is each line with NaN spelled as a string of its length.
+    "orjson, NaN spelled": "import orjson, sys\nfh = open(sys.argv[1], 'rb')\nwhile c := fh.read(1 << 22):\n"
+    "    for line in c.replace(b'NaN', b'\"~\"').split(b'\\n'):\n"
+    "        try: line.strip() and orjson.loads(line)\n        except orjson.JSONDecodeError: pass",
+    "judge's start-up alone": "import metrics_manual.cli.main, metrics_manual.cli.judge",
 }
 
 
@@ -376,7 +382,7 @@ def wandb_csv(path: Path, steps: int) -> int:
     return steps
 
 
-def realistic_report(mb: int) -> None:
+def realistic_report(mb: int, runs: int = 3) -> None:
     """judge on realistic logs beside its baselines, CPU seconds in one run: the ratio is what counts."""
     from metrics_manual.source.load import load_manual
 
@@ -390,11 +396,16 @@ def realistic_report(mb: int) -> None:
             path = Path(tmp) / "run.jsonl"
             steps = make(path, mb)
             size = path.stat().st_size / 1e6
-            base = {k: cpu_of([sys.executable, "-c", code, str(path)]) for k, code in _LOOP.items()}
+            # The least of `runs` runs each, taken in turns: other jobs on the machine move one run by 30%.
+            base = dict.fromkeys(_LOOP, float("inf"))
+            ours = float("inf")
+            for _ in range(runs):
+                for k, code in _LOOP.items():
+                    base[k] = min(base[k], cpu_of([sys.executable, "-c", code, str(path)]))
+                ours = min(ours, cpu_of([*judge, str(path)]))
             began = time.perf_counter()  # grep's CPU time is near zero: its wall time is the read floor
             subprocess.run(["grep", "-c", "metrics", str(path)], stdout=subprocess.DEVNULL, check=False)
             grep = time.perf_counter() - began
-            ours = cpu_of([*judge, str(path)])
             print(
                 f"[judge] {name}, {size:,.0f} MB, {steps:,} steps: judge {ours:.2f} s CPU ({size / ours:,.0f} MB/s); "
                 + "; ".join(f"{k} {v:.2f} s ({v / ours:.1f}x judge's)" for k, v in base.items())
@@ -468,7 +479,7 @@ def main() -> None:
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb)
     if args.part in ("all", "realistic") and not args.validate:
-        realistic_report(100 if args.quick else min(args.judge_mb, 300))
+        realistic_report(100 if args.quick else min(args.judge_mb, 300), 1 if args.quick else args.runs)
     if args.part in ("all", "derive") and not args.validate:
         with tempfile.TemporaryDirectory() as tmp:
             derive_figures(Path(tmp))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.runs import collect
+from metrics_manual.runs import collect, dashboard, events
 from metrics_manual.runs.read import read_run
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step"}
@@ -37,7 +37,62 @@ TRICKY = [
     b"",
     b"  ",
     b'{"step_key": "train/step", "step": 16, "metrics": {"train/step": 16, "train/loss": "x\xff"}}',
+    b'{"step_key": "train/step", "step": 19, "metrics": {"train\\u002fstep": 19, "train\\/loss": NaN, "x": 1}}',
+    # A backslash before a spelled token would keep the added quote inside the string: corrupt either way.
+    b'{"step_key": "train/step", "step": 18, "metrics": {"train/step": 18, "note": "\\NaN, "train/loss": 2}}',
     b'{"step_key": "train/step", "step": 17, "metrics": {"train/step": 17, "train/loss": 2}',
+]
+
+# Lines with no backslash and no `~`: a chunk of them is read spelled (NaN as "~") by orjson, unless
+# a token is not followed by `,` or `}`. Each is read inside plain lines, so both paths meet it.
+CLEAN = [
+    b'{"step_key": "train/step", "step": 20, "metrics": {"train/step": 20, "train/loss": NaN, "x": "a:NaN,b"}}',
+    b'{"step_key": "train/step", "step": 21, "metrics": {"train/step": 21, "train/loss": "NaN", "x": 1}}',
+    b'{"step_key": "train/step", "step": 22, "metrics": {"train/step": 22, "train/loss": 1, "NaN": 2}}',
+    b'{"step_key": "train/step", "step": 23, "metrics": {"train/step": 23, "train/loss": 1, NaN: 2}}',
+    b'{"step_key": "train/step", "step": 24, "metrics": {"train/step": 24, "x": {NaN: 1}, "train/loss": 1}}',
+    b'{"step_key": "train/step", "step": 25, "metrics": {"train/step": 25, "x": {"a": NaN}, "train/loss": 2}}',
+    b'{"step_key": "train/step", "step": 26, "metrics": {"train/step": 26, "train/loss": NaN , "x": 1}}',
+    b'{"step_key": "train/step", "step": 27, "metrics": {"train/step": 27, "train/loss": -Infinity, "x": Infinity}}',
+    b'{"step_key": "train/step", "step": 28, "metrics": {"train/step": 28, "train/loss": 1, "train/loss": NaN}}',
+    b'{"step_key": "train/step", "step": 29, "metrics": {"train/step": 29, "train/loss": NaN, "train/loss": 3}}',
+    b'{"step_key": "train/step", "step": 30, "metrics": {"train/step": 30, "train/loss": 123456789012345678901234}}',
+    b'{"step_key": "train/step", "step": 31, "metrics": {"train/step": 31, "train/grad_norm": 18446744073709551617}}',
+    b'{"step_key": "train/step", "step": NaN, "metrics": {"train/step": 32, "train/loss": 1}}',
+    b'{"step_key": NaN, "step": 33, "metrics": {"train/step": 33, "train/loss": 1}}',
+    b'{"step_key": "train/step", "step": 34, "metrics": {"train/step": NaN, "train/loss": 1}}',
+    b'{"step_key": "train/step", "step": 35, "metrics": {"train/step": 35, "train/loss": false, "a": [NaN, 1]}}',
+    b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": [NaN]}}',
+    b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": [1, 2], "x": NaN}}',
+    b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": {"a": 1}, "x": NaN}}',
+    b'{"step_key": ["train/step"], "step": 36, "metrics": {"train/step": 36, "train/loss": 1, "x": NaN}}',
+    b'{"step_key": "train/step", "step": [36], "metrics": {"train/step": 36, "train/loss": 1, "x": NaN}}',
+    b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": true, "train/loss": 1, "x": NaN}}',
+    b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": true, "x": NaN}}',
+    b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": "x", "y": NaN}}',
+    b'{"step_key": "train/step", "step": 37, "metrics": {"train/step": 37, "train/loss": 1}} {"metrics": {}}',
+    b'{"step_key": "train/step", "step": 38, "metrics": {"train/step": 38, "train/loss": NaNx}}',
+    b'{"step_key": "train/step", "step": 39, "metrics": {"train/step": 39, "train/loss": NaNNaN}}',
+    b'{"step_key": "train/step", "step": 40, "metrics": {"train/step": 40, "train/loss": -NaN}}',
+    b'{"step_key": "train/step", "step": 41,\t"metrics" :{ "train/step" :41 ,"train/loss":\tNaN}\r',
+    b'{"step_key": "train/step", "step": 42, "metrics": {"train/step": 42, "rollout/raw_reward": NaN}}',
+    b'{"step_key": "train/step", "step": 43, "metrics": {"train/step": 43, "train/loss": 1, "y": "\xc3\xa9NaN"}}',
+    b'{"step_key": "train/step", "step": 5, "metrics": {"train/step": 5, "train/loss": 7}}',
+    b'{"step_key": "train/step", "step": 44, "metrics": {"train/step": 44.0, "train/loss": 1}}',
+    b'{"step_key": "train/step", "step": 45, "metrics": {"train/loss": 1}}',
+    b'{"step_key": "rollout/step", "step": 46, "metrics": {"train/loss": 1, "train/step": 46}}',
+    b'{"step_key": "train/step", "step": -1, "metrics": {"train/step": -1, "train/loss": 1}}',
+    b'{"step_key": "train/step", "metrics": {"train/step": 47, "train/loss": 1e308, "train/grad_norm": -0}}',
+    b"",
+    b"   ",
+    b'{"step_key": "train/step", "step": 48, "metrics": {"train/step": 48, "train/loss": 1}',
+    b'{"step_key": "train/step", "step": 49, "metrics": NaN}',
+    b"NaN",
+]
+PLAIN = [
+    b'{"step_key": "train/step", "step": %d, "metrics": {"train/step": %d, "train/loss": 0.5, "train/grad_norm": NaN, '
+    b'"rollout/step": %d, "rollout/raw_reward": 1, "other/key": NaN}}' % (s, s, s)
+    for s in range(100, 104)
 ]
 
 
@@ -46,11 +101,14 @@ def _event(line: bytes) -> bytes:
     return line.replace(b'"step_key"', b'"type": "metric", "attempt": 0, "sk"', 1) if line.startswith(b"{") else line
 
 
-def _run(path: Path, form: str, monkeypatch, fast: bool) -> tuple:
+def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None) -> tuple:
     if not fast:
         monkeypatch.setattr(collect, "_orjson", None)
     else:
         monkeypatch.undo()
+    if chunk:
+        monkeypatch.setattr(dashboard, "CHUNK", chunk)
+        monkeypatch.setattr(events, "CHUNK", chunk)
     run = read_run([path], STEP_KEYS, form, keys=KEYS)
     series = {k: [(s, repr(v)) for s, v in v.items()] for k, v in run.series.items()}
     return series, [str(p) for p in run.problems], sorted(run.unread), run.invalid, run.relogged, run.unfinished
@@ -65,12 +123,39 @@ def test_tricky_lines_read_the_same_through_both_parsers(tmp_path: Path, monkeyp
     assert _run(path, form, monkeypatch, fast=True) == _run(path, form, monkeypatch, fast=False)
 
 
+@pytest.mark.parametrize("form", ["dashboard", "events"])
+@pytest.mark.parametrize("line", CLEAN, ids=range(len(CLEAN)))
+def test_clean_lines_read_the_same_spelled_or_not(tmp_path: Path, monkeypatch, form: str, line: bytes) -> None:
+    path = tmp_path / "run.jsonl"
+    lines = [*PLAIN[:2], line, *PLAIN[2:]]
+    path.write_bytes(b"\n".join(lines if form == "dashboard" else map(_event, lines)) + b"\n")
+    slow = _run(path, form, monkeypatch, fast=False)
+    assert _run(path, form, monkeypatch, fast=True) == slow
+    # Lines cut at every chunk boundary: carried lines, and a chunk that ends inside a token.
+    for chunk in (7, 61, 250):
+        assert _run(path, form, monkeypatch, fast=True, chunk=chunk) == slow
+
+
+def test_plain_dashboard_lines_are_read_spelled(tmp_path: Path, monkeypatch) -> None:
+    """The spelled reading is what reads them (else the tests above compare json.loads with itself)."""
+    path = tmp_path / "metrics.jsonl"
+    path.write_bytes(b"\n".join(PLAIN) + b"\n")
+    read = []
+    monkeypatch.setattr(dashboard, "_record", lambda *a, **k: read.append(a[0]) or True)
+    monkeypatch.setattr(collect, "json_record", lambda *a, **k: pytest.fail("a line read alone"))
+    run = read_run([path], STEP_KEYS, "dashboard", keys=KEYS)
+    assert read == [] and run.series["train/loss"] == {100: 0.5, 101: 0.5, 102: 0.5, 103: 0.5}
+    assert run.series["train/grad_norm"].finite() is False and sorted(run.unread) == ["other/key"]
+
+
 values = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.integers(min_value=-(2**70), max_value=2**70),
-    st.sampled_from(["NaN", "Infinity", "a:NaN,b", "x"]),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "a:NaN,b", "x", "NaN}", "~", "é NaN", "a\\NaN"]),
     st.none(),
     st.booleans(),
+    st.lists(st.floats(allow_nan=True), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "NaN"]), st.floats(allow_nan=True), max_size=2),
 )
 records = st.fixed_dictionaries(
     {
@@ -80,22 +165,58 @@ records = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(records, min_size=1, max_size=8))
-def test_any_dashboard_log_reads_the_same_through_both_parsers(tmp_path_factory, records: list[dict]) -> None:
-    path = tmp_path_factory.mktemp("fast") / "metrics.jsonl"
-    # json.dumps writes NaN / Infinity bare, as the dashboard does.
-    path.write_text("".join(json.dumps({"step_key": "train/step", **r}) + "\n" for r in records), "utf-8")
+def _both(path: Path, form: str, chunk: int) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        fast = _run(path, "dashboard", mp, fast=True)
-        mp.setattr(collect, "_orjson", None)
-        run = read_run([path], STEP_KEYS, "dashboard", keys=KEYS)
-    slow = (
-        {k: [(s, repr(v)) for s, v in v.items()] for k, v in run.series.items()},
-        [str(p) for p in run.problems],
-        sorted(run.unread),
-        run.invalid,
-        run.relogged,
-        run.unfinished,
-    )
-    assert fast == slow
+        slow = _run(path, form, mp, fast=False)
+    with pytest.MonkeyPatch.context() as mp:
+        assert _run(path, form, mp, fast=True, chunk=chunk) == slow
+    with pytest.MonkeyPatch.context() as mp:
+        assert _run(path, form, mp, fast=True) == slow
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(records, min_size=1, max_size=8), st.sampled_from([5, 64, 300]), st.booleans())
+def test_any_dashboard_log_reads_the_same_through_both_parsers(
+    tmp_path_factory, records: list[dict], chunk: int, ascii_only: bool
+) -> None:
+    path = tmp_path_factory.mktemp("fast") / "metrics.jsonl"
+    # json.dumps writes NaN / Infinity bare, as the dashboard does; with ensure_ascii=False no backslash
+    # is written for a non-ASCII string, so chunks of such lines are read spelled too.
+    text = "".join(json.dumps({"step_key": "train/step", **r}, ensure_ascii=ascii_only) + "\n" for r in records)
+    path.write_text(text, "utf-8")
+    _both(path, "dashboard", chunk)
+
+
+OTHER_EVENTS = [
+    '{"type": "witness", "source": {}, "note": "metrics"}',
+    '{"type": "witness", "source": {}, "note": "metri\\u0063"}',
+    '{"type": "\\u006detric", "source": {}, "\\u006detrics": {"train/step": 7, "train/loss": 2.5}}',
+    '{"type": "metri\\u0063", "source": {}, "metrics": {"train/step": 8, "train/loss": NaN}}',
+    '{"type": "weight_checksum", "source": {}, "checksums": {"layer.0": "00ff"}}',
+    '{"type": "metric", "source": {}, "metrics": {"train/step": 9, "train/lo\\u0073s": 1.5}}',
+    '{"type": "metric", "source": {}, "metrics": {"train/step": 10, "train/loss": 1}, "type": "x"}',
+    '{"type": "metric", "metrics": [1]}',
+    "{not json, but it says metric}",
+    "",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(records, st.sampled_from(OTHER_EVENTS)), max_size=8), st.sampled_from([5, 64, 300]))
+def test_any_event_log_reads_the_same_through_both_parsers(tmp_path_factory, lines: list, chunk: int) -> None:
+    """Metric events among other events whose text holds `metri` or a backslash (a metric event can
+    spell its type with an escape), in chunks of any size."""
+    path = tmp_path_factory.mktemp("fast") / "events.jsonl"
+    text = [
+        json.dumps({"type": "metric", "source": {}, "attempt": None, **r}) if isinstance(r, dict) else r for r in lines
+    ]
+    path.write_text("\n".join(text) + "\n", "utf-8")
+    _both(path, "events", chunk)
+
+
+def test_an_escaped_metric_event_is_read(tmp_path: Path) -> None:
+    """A metric line that never spells `metri` (an escape in its type) is found by its backslash."""
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join([OTHER_EVENTS[4], OTHER_EVENTS[2], OTHER_EVENTS[4]]) + "\n", "utf-8")
+    run = read_run([path], STEP_KEYS, "events", keys=KEYS)
+    assert dict(run.series["train/loss"].items()) == {7: 2.5}

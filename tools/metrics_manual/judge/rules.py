@@ -35,7 +35,7 @@ from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, StepRanges, compact
+from metrics_manual.runs.series import Run, Series, StepRanges, compact
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
@@ -213,7 +213,9 @@ class Case:
     points: list[tuple[int, float]] = field(default_factory=list)  # (step, value) at the covered steps logged
 
     def __post_init__(self) -> None:
-        self.points = [(s, self.values[s]) for s in self.covered if s in self.values]
+        # A Series finds a step by bisection: for many steps a dict of it, built at C speed, is faster.
+        values = self.values.as_dict() if isinstance(self.values, Series) else self.values
+        self.points = [(s, values[s]) for s in self.covered if s in values]
 
 
 def _point(step: int, value: float | None) -> Point:

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import IO, Any
 
 from metrics_manual.diagnostics import codes
@@ -35,6 +37,7 @@ NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 MAX_LINE = 64 * 1024 * 1024  # longest line read; a longer one is a finding and skipped
 KEYS_KEPT = 10_000  # distinct keys the run logged but judge does not read, remembered by name
 MAX_STEP = 2**63 - 1  # a step is an integer from 0 to this (a signed 64-bit integer)
+_SHAPES_KEPT = 4096  # distinct key sets of records whose kept keys are remembered (Collector.kept)
 _SKETCH_BITS = 1 << 23  # linear counting of the keys beyond KEYS_KEPT: 1 MB, good to ~10 million
 
 try:  # a JSON parser several times faster than json.loads, used only where it reads a line the same way
@@ -45,7 +48,20 @@ except ImportError:  # pragma: no cover - pinned; without it json.loads reads ev
 # A bare NaN / Infinity / -Infinity token as Python's json.dumps writes it (orjson rejects them) is
 # spelled as the string, which `number` reads as the same value. Every occurrence is quoted, also one
 # inside a string: there the added quote closes the string and N, I or - follows it, which no JSON
-# allows, so orjson fails and json.loads reads the line. (bytes.replace: a regex is 30x slower here.)
+# allows, so orjson fails and json.loads reads the line. That holds only in a line without a
+# backslash (an escaped quote before the token would stay inside the string), and only where each
+# token is followed by `,`, `}` or `]` (so none stands for a key, which `:` follows); json.loads
+# reads any other line. (bytes.replace: a regex is 30x slower here.)
+_FIRST = itemgetter(slice(0, 1))
+_AFTER_VALUE = {b",", b"}", b"]"}
+
+
+def _values_only(line: bytes) -> bool:
+    """Whether each NaN / Infinity in the line is followed by `,`, `}` or `]`."""
+    for token in (b"NaN", b"Infinity"):
+        if token in line and not set(map(_FIRST, line.split(token)[1:])) <= _AFTER_VALUE:
+            return False
+    return True
 
 
 def _spell_bare(line: bytes) -> bytes:
@@ -59,6 +75,11 @@ def _spell_bare(line: bytes) -> bytes:
             out.append(b'Infinity"' + part)
         line = b"".join(out)
     return line
+
+
+def fast_parser() -> Any:
+    """orjson, or None when it is missing (or set aside, as the tests do to read through json.loads)."""
+    return _orjson
 
 
 _BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float; json.loads as an int
@@ -135,6 +156,7 @@ class Collector:
         self._invalid: dict[str, dict[int, str]] = {}
         self._relogged: dict[tuple[str, str], set[int]] = {}
         self._invalid_seen: set[tuple[str, str]] = set()
+        self._shapes: dict[tuple[str, ...], tuple[str, ...]] = {}  # a record's keys -> those to read
         self.begin("")
 
     # --- one file at a time ---------------------------------------------------------------
@@ -171,6 +193,25 @@ class Collector:
         if len(self.placed) < KEYS_KEPT * 2:  # a cache, capped like what it caches
             self.placed[key] = sk
         return sk
+
+    def kept(self, metrics: Mapping[str, Any]) -> tuple[str, ...]:
+        """The keys of a record whose values are read, in the record's order; the others are noted
+        in `unread` (as `step_key` does for each key). A log() call writes the same keys record after
+        record: the keys of one shape are looked at once (noting a key again changes nothing)."""
+        shape = tuple(metrics)
+        kept = self._shapes.get(shape)
+        if kept is None:
+            keep, found = self.keys, []
+            for key in shape:
+                if keep is None or key in keep:
+                    found.append(key)
+                    self.step_key(key)  # a kept key of no known namespace is noted unread
+                else:
+                    self.note_unread((key,))
+            kept = tuple(found)
+            if len(self._shapes) < _SHAPES_KEPT:  # a cache, capped: hostile records of ever new keys
+                self._shapes[shape] = kept
+        return kept
 
     def note_unread(self, keys: Collection[str]) -> None:
         """Remember keys that are not read; past KEYS_KEPT they are only counted, not kept."""
@@ -218,6 +259,37 @@ class Collector:
         elif series.replace(step, value):
             sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
             self._relogged.setdefault((self.path, sk), set()).add(step)
+
+    def put_many(self, key: str, steps: list[int], values: list[float], rising: bool) -> None:
+        """`put` of each (step, value) in turn, attempt 0; `rising`: the steps rise. Appended at C
+        speed when they rise past the series' last step, as most logs are written."""
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = Series()
+        if rising and not self.attempts and (not series._steps or steps[0] > series._steps[-1]):
+            series._steps.extend(steps)
+            series._values.extend(values)
+            return
+        for step, value in zip(steps, values):
+            self.put(key, step, value)
+
+    def put_steps(self, key: str, steps: list[int], rising: bool) -> None:
+        """`put_step` of each step in turn."""
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = Series()
+        have = series._steps
+        if rising and (not have or steps[0] > have[-1]):
+            have.extend(steps)
+            series._values.extend(map(float, steps))
+            return
+        # The steps a step key reached are a set: merge from the first new step on (several log()
+        # calls name the same step key, so a second batch of them lands among the first).
+        at = bisect_left(have, min(steps))
+        merged = sorted({*have[at:], *steps})
+        del have[at:], series._values[at:]
+        have.extend(merged)
+        series._values.extend(map(float, merged))
 
     def put_invalid(
         self, key: str, step: int, raw: Any, attempt: int = 0, *, line: int = 0, text: str | None = None
@@ -401,6 +473,8 @@ def fast_record(line: bytes, step_keys: Collection[str], watch: Collection[str] 
         return None
     replaced = b"NaN" in line or b"Infinity" in line
     if replaced:
+        if b"\\" in line or not _values_only(line):
+            return None
         line = _spell_bare(line)
     try:
         record = _orjson.loads(line)
@@ -429,39 +503,43 @@ def json_records(path: Any, rel: str, out: Collector, *, fast: bool = False) -> 
     its line, a cut last line (the run may still be writing) a warning; both are skipped.
     A record with a key that is not valid Unicode is an error and skipped. `fast`: records
     of `{..., "metrics": {...}}` are parsed by `fast_record` where it reads them the same way."""
-    import json
-
-    steps = out.step_key_set
     with path.open("rb") as fh:
         for n, line in lines(fh, out.progress):
             if line is None:
                 too_long(out, rel, n)
-                continue
-            if fast and (record := fast_record(line, steps, out.keys)) is not None:
-                yield n, record  # orjson never returns a lone surrogate: no key to check
-                continue
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except RecursionError:
-                out.problem(rel, n, "corrupt line: JSON nested too deeply; it was skipped", code=codes.CORRUPT_LINE)
-                continue
-            except ValueError as exc:
-                if line.endswith(b"\n"):
-                    out.problem(rel, n, f"corrupt line: {exc}", code=codes.CORRUPT_LINE, col=getattr(exc, "colno", 1))
-                else:
-                    out.cut(rel, n)
-                continue
-            if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(record)):
-                out.problem(
-                    rel,
-                    n,
-                    f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
-                    code=codes.INVALID_KEY,
-                )
-                continue
-            yield n, record
+            elif (record := json_record(line, n, rel, out, fast=fast)) is not None:
+                yield n, record
+
+
+def json_record(line: bytes, n: int, rel: str, out: Collector, *, fast: bool = False) -> Any:
+    """The record of one line as json_records reads it (the line with its newline, if it has one),
+    or None when the line is blank or gives a finding (then it is made here)."""
+    import json
+
+    if fast and (record := fast_record(line, out.step_key_set, out.keys)) is not None:
+        return record  # orjson never returns a lone surrogate: no key to check
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except RecursionError:
+        out.problem(rel, n, "corrupt line: JSON nested too deeply; it was skipped", code=codes.CORRUPT_LINE)
+        return None
+    except ValueError as exc:
+        if line.endswith(b"\n"):
+            out.problem(rel, n, f"corrupt line: {exc}", code=codes.CORRUPT_LINE, col=getattr(exc, "colno", 1))
+        else:
+            out.cut(rel, n)
+        return None
+    if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(record)):
+        out.problem(
+            rel,
+            n,
+            f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
+            code=codes.INVALID_KEY,
+        )
+        return None
+    return record
 
 
 def record_surrogate(record: Any) -> str | None:

@@ -34,8 +34,7 @@ from metrics_manual.runs.collect import (
 
 # "metri" and a lone backslash: a byte search that runs fast over hex checksums (the bulk of
 # a large event log), where a search for "metric" or "\u" is two to three times slower.
-_STRICT, _METRIC, _ESCAPE = b'"type":"metric"', b"metri", b"\\"
-_HEAD = 1024
+_METRIC, _ESCAPE = b"metri", b"\\"
 CHUNK = 4 * 1024 * 1024
 # A problem found before line numbers are counted: byte offset of its line, kind, message, severity, column.
 Problems = list[tuple[int, Code, str, str, int]]
@@ -48,11 +47,13 @@ def read(path: Path, rel: str, out: Collector) -> None:
     with path.open("rb") as fh:
         tail = b""  # the unfinished last line of what was read so far
         offset = 0  # file offset of tail's first byte (or of the long line's)
+        base = 0  # file offset of the chunk's first byte
         long: list[bytes] | None = None  # the pieces of a line longer than a chunk, joined once
         long_len = 0
         while chunk := fh.read(CHUNK):
             if out.progress:
                 out.progress(len(chunk))
+            start = 0  # the first byte of the chunk not yet read
             if long is not None:
                 nl = chunk.find(b"\n")
                 if nl < 0:
@@ -61,24 +62,35 @@ def read(path: Path, rel: str, out: Collector) -> None:
                         long.append(chunk)
                     else:
                         long.clear()
+                    base += len(chunk)
                     continue
                 long_len += nl + 1
                 if long_len <= MAX_LINE:
                     line = b"".join(long) + chunk[: nl + 1]
-                    _scan(line, len(line), offset, out, problems, missing_step)
+                    _scan(line, 0, len(line), offset, out, problems, missing_step)
                 else:
                     problems.append((offset, codes.LINE_TOO_LONG, _too_long(), "error", 1))
                 offset += long_len
                 long, long_len = None, 0
-                chunk = chunk[nl + 1 :]
-            data = tail + chunk if tail else chunk
-            end = data.rfind(b"\n") + 1
-            if end:
-                _scan(data, end, offset, out, problems, missing_step)
-                tail = data[end:]
-                offset += end
-            elif data:
-                long, long_len, tail = [data], len(data), b""  # one line longer than a chunk
+                start = nl + 1
+            elif tail:
+                # Only the line that runs over from the last chunk is joined: the chunk is read in place.
+                nl = chunk.find(b"\n")
+                if nl >= 0:
+                    line = tail + chunk[: nl + 1]
+                    _scan(line, 0, len(line), offset, out, problems, missing_step)
+                    offset += len(line)
+                    tail, start = b"", nl + 1
+            last = chunk.rfind(b"\n", start) + 1
+            if last:
+                _scan(chunk, start, last, base, out, problems, missing_step)
+                tail, offset = chunk[last:], base + last
+            elif start < len(chunk) or tail:
+                # No line ends in the rest of this chunk: one line longer than a chunk.
+                long = [tail, chunk[start:]] if tail else [chunk[start:]]
+                long_len, tail = sum(map(len, long)), b""
+                offset = base + start - (long_len - (len(chunk) - start))
+            base += len(chunk)
         if long is not None:
             if long_len > MAX_LINE:
                 problems.append((offset, codes.LINE_TOO_LONG, _too_long(), "error", 1))
@@ -104,57 +116,51 @@ def _too_long() -> str:
     return f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)"
 
 
-def _may_be_metric(data: bytes, start: int, stop: int) -> bool:
-    """Whether a line may be a metric event. The head check is the fast path (pydantic writes
-    "type" among the first fields); otherwise only a line that cannot spell `metric` is skipped."""
-    if data.find(_STRICT, start, min(stop, start + _HEAD)) >= 0:
-        return True
-    return data.find(_METRIC, start, stop) >= 0 or data.find(_ESCAPE, start, stop) >= 0
+def _scan(
+    data: bytes, start: int, end: int, base: int, out: Collector, problems: Problems, missing_step: set[str]
+) -> None:
+    """Read the metric lines of data[start:end] (whole lines; data[i] is at file offset base + i).
 
-
-def _scan(data: bytes, end: int, offset: int, out: Collector, problems: Problems, missing_step: set[str]) -> None:
-    # One memchr per line and a look at its bytes: a non-metric event of any size costs little.
-    find = data.find
-    start = 0
-    while start < end:
-        stop = find(b"\n", start, end)
-        if stop - start > MAX_LINE:
-            problems.append((offset + start, codes.LINE_TOO_LONG, _too_long(), "error", 1))
-        elif _may_be_metric(data, start, stop):
-            line = data[start:stop]
-            event = fast_record(line, out.step_key_set, out.keys)
-            if event is not None:  # orjson read it as json.loads would, and never keeps a lone surrogate
-                if event.get("type") == "metric":
-                    _metric(event, offset + start, out, problems, missing_step)
-                start = stop + 1
-                continue
-            try:
-                event = json.loads(line)
-            except RecursionError:
-                why = "corrupt line: JSON nested too deeply; it was skipped"
-                problems.append((offset + start, codes.CORRUPT_LINE, why, "error", 1))
-            except ValueError as exc:
-                col = getattr(exc, "colno", 1)
-                problems.append((offset + start, codes.CORRUPT_LINE, f"corrupt line: {exc}", "error", col))
-            else:
-                if isinstance(event, dict) and event.get("type") == "metric":
-                    if (
-                        (b"\\u" in line or b"\xed" in line)
-                        and SURROGATE.search(line)
-                        and (bad := record_surrogate(event))
-                    ):
-                        problems.append(
-                            (
-                                offset + start,
-                                codes.INVALID_KEY,
-                                f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
-                                "error",
-                                1,
-                            )
-                        )
-                    else:
-                        _metric(event, offset + start, out, problems, missing_step)
+    A line may be a metric line only when it holds `metri` or a backslash: the chunk is searched
+    for those bytes, not line by line, and only the lines around the hits are cut out and parsed."""
+    find, rfind = data.find, data.rfind
+    metri, escape = find(_METRIC, start, end), find(_ESCAPE, start, end)
+    while metri >= 0 or escape >= 0:
+        hit = escape if metri < 0 or 0 <= escape < metri else metri
+        begin = rfind(b"\n", start, hit) + 1 or start
+        stop = find(b"\n", hit, end)
+        _line(data[begin:stop], base + begin, out, problems, missing_step)
         start = stop + 1
+        if 0 <= metri < start:
+            metri = find(_METRIC, start, end)
+        if 0 <= escape < start:
+            escape = find(_ESCAPE, start, end)
+
+
+def _line(line: bytes, at: int, out: Collector, problems: Problems, missing_step: set[str]) -> None:
+    """One line that may be a metric event (at: its file offset)."""
+    if len(line) > MAX_LINE:
+        problems.append((at, codes.LINE_TOO_LONG, _too_long(), "error", 1))
+        return
+    event = fast_record(line, out.step_key_set, out.keys)
+    if event is not None:  # orjson read it as json.loads would, and never keeps a lone surrogate
+        if event.get("type") == "metric":
+            _metric(event, at, out, problems, missing_step)
+        return
+    try:
+        event = json.loads(line)
+    except RecursionError:
+        problems.append((at, codes.CORRUPT_LINE, "corrupt line: JSON nested too deeply; it was skipped", "error", 1))
+        return
+    except ValueError as exc:
+        problems.append((at, codes.CORRUPT_LINE, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
+        return
+    if isinstance(event, dict) and event.get("type") == "metric":
+        if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(event)):
+            why = f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped"
+            problems.append((at, codes.INVALID_KEY, why, "error", 1))
+        else:
+            _metric(event, at, out, problems, missing_step)
 
 
 def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, missing_step: set[str]) -> None:
@@ -169,7 +175,8 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, 
         if raw is not None and as_step(raw) is None:
             problems.append((at, codes.NOT_A_STEP, not_a_step(own, raw), "error", 1))
             return
-    for key, value in metrics.items():
+    for key in out.kept(metrics):
+        value = metrics[key]
         sk = out.step_key(key)
         if sk is None:
             if key in out.step_key_set and (step := as_step(value)) is not None:

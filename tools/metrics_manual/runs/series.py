@@ -56,6 +56,10 @@ class Series(MutableMapping[int, float]):
         self._values.insert(i, value)
         return False
 
+    def as_dict(self) -> dict[int, float]:
+        """step -> value as a dict (built at C speed), for looking up many steps."""
+        return dict(zip(self._steps, self._values))
+
     def finite(self) -> bool:
         """Whether every value is finite, at C speed: a sum of finite values that stays finite."""
         return math.isfinite(sum(self._values)) or all(map(math.isfinite, self._values))
