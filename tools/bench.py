@@ -8,8 +8,8 @@
 4. `metrics-manual judge` on a generated 1 GB event log (metric lines among large non-metric
    events) and a 1 GB dashboard log: throughput and peak memory (--part judge, --judge-mb N).
 5. realistic run logs (--part realistic): an event log whose metric lines are ~9% of the bytes, a
-   dashboard log of ~110 keys a record with bare NaN, a TensorBoard run written by its own writer and
-   a W&B CSV, each beside its baselines (CPU seconds: a stdlib json loop, orjson alone, `grep -c` as
+   dashboard log of ~110 keys a record with bare NaN, a TensorBoard run written by its own writer (a
+   step an event, and a scalar an event as add_scalar writes) and a W&B CSV, each beside its baselines (CPU seconds: a stdlib json loop, orjson alone, `grep -c` as
    the read floor, EventAccumulator, a csv loop) with the ratio.
 6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
 """
