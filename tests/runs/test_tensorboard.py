@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from metrics_manual.runs import tensorboard
 from metrics_manual.runs.collect import Collector
@@ -154,3 +156,18 @@ def test_without_google_crc32c_the_package_s_own_checksum_reads_the_run(
     assert tensorboard._crc32c() is python_crc32c
     out = _read(path)
     assert out.problems == [] and _values(out) == _package_values(path)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.floats(min_value=0, max_value=1, exclude_max=True), bit=st.integers(min_value=0, max_value=7))
+def test_any_flipped_bit_is_an_error_never_silence(tmp_path: Path, where: float, bit: int) -> None:
+    path = tmp_path / "tb" / "events.out.tfevents.1.host"
+    if not path.exists():
+        _write(tmp_path / "tb", steps=2).rename(path)
+    whole = path.read_bytes()
+    data = bytearray(whole)
+    data[int(where * len(data))] ^= 1 << bit
+    flipped = tmp_path / "flipped.tfevents"
+    flipped.write_bytes(bytes(data))
+    out = _read(flipped)
+    assert [(p.severity, p.code.name) for p in out.problems] == [("error", "corrupt-line")]
