@@ -17,6 +17,8 @@ from hypothesis import settings
 import browser_helpers
 
 REPO = Path(__file__).resolve().parent.parent
+# Material warns about MkDocs 2 on every build; the in-process builds of the tests do not need to hear it.
+os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 # Hypothesis keeps no example database: a result depends on the code and the seed only, never

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
 import socket
 import subprocess
@@ -9,6 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,40 @@ def reference_text(files: Mapping[str, str]) -> str:
     return "\n".join([*pages, files[REFERENCE_MAP]])
 
 
-def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+@dataclass(frozen=True)
+class Built:
+    """What a strict build gave: 0 or 1, and what MkDocs logged (the shape of CompletedProcess)."""
+
+    returncode: int
+    stderr: str
+
+
+def mkdocs_build(root: Path, site: Path) -> Built:
+    """`mkdocs build --strict` in this process, as MkDocs' own tests build (a new process costs a
+    second of imports). What the user sees of a failed build comes from `mkdocs_build_process`."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(handler)
+    try:
+        with contextlib.redirect_stderr(log):
+            build(load_config(str(root / "mkdocs.yml"), site_dir=str(site), strict=True))
+        code = 0
+    except MkDocsException as e:
+        log.write(f"Error: {e}\n")
+        code = 1
+    finally:
+        logger.removeHandler(handler)
+    return Built(code, log.getvalue())
+
+
+def mkdocs_build_process(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """`mkdocs build --strict` in a real process: what a user sees of a failure (no traceback)."""
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(site)],
         capture_output=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, TINY_PROFILE, write_project
-from site_helpers import ENV, fetch, free_port, mkdocs_build, wait_for
+from site_helpers import ENV, fetch, free_port, mkdocs_build, mkdocs_build_process, wait_for
 
 GOOD = "min: 0.25, max: 4.5"
 
@@ -169,7 +169,7 @@ def test_a_write_error_is_a_message_not_a_traceback(project: Path, tmp_path: Pat
     try:
         if os.geteuid() == 0 and not immutable:
             pytest.skip("root ignores the mode and chattr +i is not available here")
-        result = mkdocs_build(project, tmp_path / "site")
+        result = mkdocs_build_process(project, tmp_path / "site")
     finally:
         if immutable:
             subprocess.run(["chattr", "-i", str(export)], check=True)
@@ -183,7 +183,7 @@ def test_a_write_error_is_a_message_not_a_traceback(project: Path, tmp_path: Pat
 
 def test_deep_nesting_is_a_finding_not_a_traceback(project: Path, tmp_path: Path) -> None:
     set_profile(project, TINY_PROFILE + "extra: " + "[" * 500 + "]" * 500 + "\n")
-    result = mkdocs_build(project, tmp_path / "site")
+    result = mkdocs_build_process(project, tmp_path / "site")
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
     # The reader's finding at the depth it refuses; the plugin's own message if the reader ever recursed.

@@ -18,7 +18,16 @@ import yaml
 from conftest import snapshot
 from metrics_manual.model.phrase import describe
 from metrics_manual.source.load import load_manual
-from site_helpers import ENV, built_reference, fetch, free_port, mkdocs_build, section_of, wait_for
+from site_helpers import (
+    ENV,
+    built_reference,
+    fetch,
+    free_port,
+    mkdocs_build,
+    mkdocs_build_process,
+    section_of,
+    wait_for,
+)
 
 # These tests run on a copy of the real manual, whatever it holds: they find what they edit
 # (the first profile, its first band, the first metric) instead of naming shipped data.
@@ -178,7 +187,7 @@ def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path,
     band["min"] = low
     path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     before = snapshot(repo_copy)
-    result = mkdocs_build(repo_copy, tmp_path / "site")
+    result = mkdocs_build_process(repo_copy, tmp_path / "site")
     assert result.returncode != 0
     rel = path.relative_to(repo_copy).as_posix()
     assert re.search(rf"{re.escape(rel)}:\d+:\d+: error: min {re.escape(str(low))} is above max", result.stderr), (
