@@ -94,11 +94,10 @@ def test_a_record_longer_than_a_chunk_is_read_whole(tmp_path: Path, monkeypatch:
 
 def test_the_pure_python_checksum_reads_the_same_frames(tmp_path: Path) -> None:
     path = _write(tmp_path / "tb")
-    size = path.stat().st_size
     with path.open("rb") as fh:
-        fast = list(tensorboard.frames(fh, size, tensorboard._crc32c()))
+        fast = list(tensorboard.frames(fh, tensorboard._crc32c()))
     with path.open("rb") as fh:
-        slow = list(tensorboard.frames(fh, size, python_crc32c))
+        slow = list(tensorboard.frames(fh, python_crc32c))
     assert fast == slow and len(fast) == len(_offsets(path))
     assert tensorboard._crc32c()(b"123456789") == python_crc32c(b"123456789") == 0xE3069283
 
@@ -171,3 +170,23 @@ def test_any_flipped_bit_is_an_error_never_silence(tmp_path: Path, where: float,
     flipped.write_bytes(bytes(data))
     out = _read(flipped)
     assert [(p.severity, p.code.name) for p in out.problems] == [("error", "corrupt-line")]
+
+
+def test_records_written_while_the_file_is_read_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live run's file grows between the reader's chunks: the records it gained are read too, none cut."""
+    path = _write(tmp_path / "tb", steps=4)
+    whole = path.read_bytes()
+    first = _offsets(path)[10]
+    path.write_bytes(whole[:first])  # the file as the reader opens it: whole records only
+    monkeypatch.setattr(tensorboard, "CHUNK", 40)
+    real = tensorboard.frames
+
+    def grows(fh, crc):
+        for n, data in enumerate(real(fh, crc)):
+            if n == 0:
+                path.write_bytes(whole)  # the writer appends the rest
+            yield data
+
+    monkeypatch.setattr(tensorboard, "frames", grows)
+    out = _read(path)
+    assert out.problems == [] and _values(out) == _package_values(path)

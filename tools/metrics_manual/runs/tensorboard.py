@@ -13,6 +13,7 @@ error, and the rest of that file is skipped.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -64,8 +65,8 @@ def masked(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-def frames(fh: IO[bytes], size: int, crc: Callable[[bytes], int]) -> Iterator[bytes]:
-    """The payload of each TFRecord of `fh` (`size` bytes long), checksums checked; raises Cut or Corrupt."""
+def frames(fh: IO[bytes], crc: Callable[[bytes], int]) -> Iterator[bytes]:
+    """The payload of each TFRecord of `fh`, checksums checked; raises Cut or Corrupt."""
     buf = b""
     pos = 0
     head_crcs: dict[int, int] = {}  # length -> its masked CRC: records of one length repeat (a scalar each)
@@ -89,8 +90,11 @@ def frames(fh: IO[bytes], size: int, crc: Callable[[bytes], int]) -> Iterator[by
             buf = buf[pos:]
             pos = 0
             need = 16 + length - len(buf)
-            if need > size - fh.tell():  # never ask read() for more than the file holds: a length can be 2^64-1
-                raise Cut("data" if 12 + length > len(buf) + size - fh.tell() else "data checksum")
+            # Never ask read() for more than the file holds now (a length can be 2^64-1; a live run's
+            # file grows while it is read).
+            left = os.fstat(fh.fileno()).st_size - fh.tell()
+            if need > left:
+                raise Cut("data" if 12 + length > len(buf) + left else "data checksum")
             buf += fh.read(max(need, CHUNK))
             end = 12 + length
             if end + 4 > len(buf):  # the file shrank while being read
@@ -120,7 +124,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
     n = 0
     with path.open("rb") as fh:
         try:
-            for data in frames(fh, size, crc):
+            for data in frames(fh, crc):
                 n += 1
                 try:
                     event = parse(data)
