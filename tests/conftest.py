@@ -178,6 +178,30 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+# Module-scoped fixtures that build and serve a whole site: the tests sharing one run on one pytest-xdist
+# worker (--dist loadgroup), so each site is built, and its pages read in Chromium, once.
+SHARED_SITES = ("site", "poisoned_site")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # @pytest.mark.one_site("real"): the test runs only with that parameter of its module's `site`.
+    kept, dropped = [], []
+    for item in items:
+        mark = item.get_closest_marker("one_site")
+        params = getattr(item, "callspec", None)
+        wanted = mark is None or params is None or params.params.get("site") == mark.args[0]
+        (kept if wanted else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+    for item in items:
+        shared = [name for name in SHARED_SITES if name in getattr(item, "fixturenames", ())]
+        if shared:
+            params = getattr(item, "callspec", None)
+            which = params.params.get(shared[0], "") if params else ""
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{shared[0]}:{which}"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/ from the current output")
 

@@ -74,12 +74,13 @@ def test_ruamel_itself_reproduces_the_usual_layouts(name: str) -> None:
     assert edit.base + edit.tail == FIXTURES[name]
 
 
-def _files_under_ranges() -> list[Path]:
-    return sorted((REPO / "ranges").rglob("*.yaml"))
+def _profiles_under_ranges() -> list[Path]:
+    """The files derive edits: the profiles (the catalog and coverage are never written by a tool)."""
+    return sorted((REPO / "ranges" / "profiles").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("path", _files_under_ranges(), ids=lambda p: p.relative_to(REPO).as_posix())
-def test_every_file_under_ranges_reads_back_byte_for_byte(path: Path) -> None:
+@pytest.mark.parametrize("path", _profiles_under_ranges(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_profile_under_ranges_reads_back_byte_for_byte(path: Path) -> None:
     text = path.read_bytes().decode("utf-8")
     assert ProfileFile(text, path.name).text() == text
 

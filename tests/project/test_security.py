@@ -139,7 +139,7 @@ MARKDOWN_BITS = st.lists(
 
 
 @pytest.mark.parametrize("place", sorted(PLACES))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(text=st.one_of(ONE_LINE, MARKDOWN_BITS, st.tuples(MARKDOWN_BITS, ONE_LINE).map("".join)))
 @with_examples("---", "- item", "1. one", "1.", "=", "===", "&lt;b&gt;", "+ x", "> q", "# h", "    code", "* * *")
 def test_inert_text_displays_literally_wherever_a_template_puts_it(place: str, text: str) -> None:
