@@ -4,6 +4,7 @@ every record the package's own reader reads, and every byte it would reject, a f
 from __future__ import annotations
 
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -190,3 +191,18 @@ def test_records_written_while_the_file_is_read_are_read(tmp_path: Path, monkeyp
     monkeypatch.setattr(tensorboard, "frames", grows)
     out = _read(path)
     assert out.problems == [] and _values(out) == _package_values(path)
+
+
+def test_reading_scalars_imports_only_the_event_protobuf(tmp_path: Path) -> None:
+    """numpy and the package's TensorFlow stub (0.2 s of imports) come only with a tensor value."""
+    path = _write(tmp_path / "tb")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom metrics_manual.runs import tensorboard\n"
+        "from metrics_manual.runs.collect import Collector\n"
+        f"out = Collector({STEP_KEYS!r})\ntensorboard.read(Path({str(path)!r}), 'x', out)\n"
+        "assert not out.problems and out.series['train/loss']\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'tensorboard')))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = ran.stdout.split("\n")[-2]
+    assert "numpy" not in loaded and "tensorflow_stub" not in loaded and "event_pb2" in loaded, loaded
