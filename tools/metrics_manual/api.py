@@ -18,7 +18,6 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from metrics_manual.judge.rules import DEFAULT_RTOL, Judgement, Result
@@ -50,9 +49,17 @@ def load_profile(path: str | Path) -> ProfileExport:
     path = Path(path)
     try:
         text = path.read_text("utf-8")
-        data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
+        if path.suffix in (".yaml", ".yml"):
+            import yaml  # only here: a JSON profile is read without it
+
+            try:
+                data = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise ValueError(str(exc)) from None
+        else:
+            data = json.loads(text)
         return ProfileExport.model_validate(data)
-    except (ValueError, OSError, yaml.YAMLError, ValidationError, RecursionError) as exc:
+    except (ValueError, OSError, ValidationError, RecursionError) as exc:
         raise ValueError(f"{path}: not an exported metrics-manual profile: {exc}") from None
 
 

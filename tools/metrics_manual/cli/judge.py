@@ -12,8 +12,6 @@ from metrics_manual.api import load_profile
 from metrics_manual.cli.common import fail, find_root, progress_bar
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
-from metrics_manual.disk.files import write_file
-from metrics_manual.exports.profile import exported_profile
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
@@ -62,6 +60,8 @@ def load_profile_arg(value: str, root: str | None) -> tuple[ProfileExport, dict[
         except UsageError:
             project = None
         return profile, dict(profile.step_keys), project
+    from metrics_manual.exports.profile import exported_profile  # the source's reader: only for a profile id
+
     project = find_root(root)
     manual, profile = exported_profile(project, value)
     return profile, dict(manual.catalog.step_keys), project
@@ -167,6 +167,7 @@ def judge_command(
         fail(err)
     result = judge(profile, run, rtol=rtol, exclude_steps=excluded)
     if report is not None:
+        from metrics_manual.disk.files import write_file
         from metrics_manual.judge.report_html import report_html
 
         try:

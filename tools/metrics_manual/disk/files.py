@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -45,6 +44,8 @@ class WriteError(ManualError):
 
 
 def digest(text: str) -> str:
+    import hashlib  # here: every command's start imports this module (settle), few write or compare files
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

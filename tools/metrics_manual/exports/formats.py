@@ -9,11 +9,12 @@ import json
 import re
 from typing import Any, assert_never
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from metrics_manual.exports.names import EXPORT_FORMATS, SUFFIX
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
+    EXPECTATION,
     SCHEMA_VERSION,
     AtStep,
     Band,
@@ -230,9 +231,6 @@ def _number(text: str) -> int | float | None:
     return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
 
 
-_EXPECTATION: TypeAdapter[Expectation] = TypeAdapter(Expectation)
-
-
 def read_csv(text: str) -> dict[str, list[Expectation]]:
     """Expectations by metric key from an exported CSV (metrics of kind 'none' map to [])."""
     out: dict[str, list[Expectation]] = {}
@@ -250,7 +248,7 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
             e["window"] = {"first": int(row["window_first"])}
         if row["at"]:
             e["at"] = {"step": int(row["at_step"])} if row["at"] == "step" else row["at"]
-        exps.append(_EXPECTATION.validate_python(e))
+        exps.append(EXPECTATION.validate_python(e))
     return out
 
 

@@ -46,7 +46,7 @@ NonFinite = Literal["NaN", "Infinity", "-Infinity"]
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class Point(_Out):

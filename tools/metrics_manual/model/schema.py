@@ -66,7 +66,9 @@ Number = Annotated[int | float, AfterValidator(_whole)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+    # defer_build: a model's validator is built when first used, not at import, so a command pays only
+    # for the models it uses (judge of an exported profile never builds the source's).
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True, defer_build=True)
 
 
 # --- the catalog -------------------------------------------------------------------
@@ -460,7 +462,9 @@ class Presence(_Expectation):
 
 
 Expectation = Annotated[Band | Median | Exact | Presence, Field(discriminator="kind")]
-EXPECTATION: TypeAdapter[Band | Median | Exact | Presence] = TypeAdapter(Expectation)
+EXPECTATION: TypeAdapter[Band | Median | Exact | Presence] = TypeAdapter(
+    Expectation, config=ConfigDict(defer_build=True)
+)
 
 
 class SectionNote(Strict):
