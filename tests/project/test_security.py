@@ -12,6 +12,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import browser_helpers
 from conftest import REPO
 from metrics_manual.site.render import inert
 
@@ -326,7 +327,7 @@ def chromium_page(served):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
         context = browser.new_context()
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(served) else r.abort())
+        context.route(browser_helpers.outside(served), lambda r: r.abort())
         yield context.new_page()
         browser.close()
 

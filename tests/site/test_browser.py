@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import Quiet
+from browser_helpers import Quiet, outside
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.formats import EXPORT_FORMATS
 from metrics_manual.model.phrase import describe, plain
@@ -119,7 +119,7 @@ def _open(browser, base: str, **options):
     page.on("console", lambda m: page.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
     # Anything not on localhost is recorded above and refused here, so the test never waits on it.
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
+    context.route(outside(base), lambda route: route.abort())
     return context, page
 
 
