@@ -14,8 +14,10 @@ import re
 import shutil
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,27 +125,59 @@ def _open(browser, base: str, **options):
     return context, page
 
 
-def _close(context, page, base: str) -> None:
+def _done(page, base: str) -> None:
+    """What every browser test asserts at its end: nothing left localhost, nothing went wrong in the page."""
     outside = [u for u in page.requests if not u.startswith(base) and not u.startswith("data:")]
     assert outside == [], f"requests left localhost: {outside}"
     assert page.problems == []
+
+
+def _close(context, page, base: str) -> None:
+    _done(page, base)
     context.close()
+
+
+# One browser context per set of options for the whole module, opened at first use: a new context
+# costs more than most tests' page loads (its first load compiles Material's scripts anew). A test
+# that leaves state behind (the palette it toggles, a permission) opens a context of its own.
+_TABS: dict[str, tuple[Any, Any]] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tabs_closed(browser) -> Iterator[None]:
+    yield
+    for context, _ in _TABS.values():
+        context.close()
+    _TABS.clear()
+
+
+def _tab(browser, base: str, **options):
+    """The module's page with these options, blank, its records of requests and problems emptied."""
+    key = f"{base} {sorted(options.items())}"
+    if key not in _TABS:
+        _TABS[key] = _open(browser, base, **options)
+    _, page = _TABS[key]
+    page.goto("about:blank")
+    page.emulate_media(color_scheme="light")
+    page.requests.clear()
+    page.problems.clear()
+    return page
 
 
 @pytest.fixture
 def page(browser, site):
     _, base, _ = site
-    context, page = _open(browser, base, viewport=DESKTOP)
+    page = _tab(browser, base, viewport=DESKTOP)
     yield page
-    _close(context, page, base)
+    _done(page, base)
 
 
 @pytest.fixture
 def phone(browser, site):
     _, base, _ = site
-    context, page = _open(browser, base, viewport=PHONE)
+    page = _tab(browser, base, viewport=PHONE)
     yield page
-    _close(context, page, base)
+    _done(page, base)
 
 
 def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
@@ -211,7 +245,7 @@ def section_reads(browser, site, manual) -> dict[str, dict[str, dict]]:
     _, base, _ = site
     out: dict[str, dict[str, dict]] = {}
     for width, viewport in WIDTHS.items():
-        context, page = _open(browser, base, viewport=viewport)
+        page = _tab(browser, base, viewport=viewport)
         out[width] = {}
         for path, _ in section_pages(manual):
             page.goto(f"{base}/{path}")
@@ -220,7 +254,7 @@ def section_reads(browser, site, manual) -> dict[str, dict[str, dict]]:
                 "drawings": page.locator("svg.mm-ranges").evaluate_all(f"svgs => svgs.map({_GEOMETRY})"),
                 "beyond": page.evaluate(_BEYOND),
             }
-        _close(context, page, base)
+        _done(page, base)
     return out
 
 
@@ -454,7 +488,7 @@ _LANDED = """id => {
 def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) -> None:
     _, base, _ = site
     for viewport in (DESKTOP, PHONE):
-        context, page = _open(browser, base, viewport=viewport)
+        page = _tab(browser, base, viewport=viewport)
         sample = visited(manual, site[0])
         for section in manual.catalog.sections:
             for n, metric in enumerate(m for m in section.metrics if m.key in sample):
@@ -472,12 +506,12 @@ def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) 
                 assert seen["meaning"] <= viewport["height"], (metric.key, viewport)
                 assert seen["last"] <= viewport["height"], (metric.key, viewport)
                 assert seen["highlighted"] == [metric.anchor], (metric.key, "only the target is highlighted")
-        _close(context, page, base)
+        _done(page, base)
 
 
 def test_the_old_address_without_javascript_lands_on_a_link_to_the_entry(browser, site, manual) -> None:
     _, base, _ = site
-    context, page = _open(browser, base, viewport=PHONE, java_script_enabled=False)
+    page = _tab(browser, base, viewport=PHONE, java_script_enabled=False)
     sample = visited(manual, site[0])
     for section in manual.catalog.sections:
         for metric in (m for m in section.metrics if m.key in sample):
@@ -487,7 +521,7 @@ def test_the_old_address_without_javascript_lands_on_a_link_to_the_entry(browser
             assert target.get_attribute("href") == f"{section.id}/#{metric.anchor}", metric.key
             box = target.bounding_box()
             assert box is not None and 0 <= box["y"] < PHONE["height"], metric.key
-    _close(context, page, base)
+    _done(page, base)
 
 
 # --- schemes, navigation, links ------------------------------------------------------------
@@ -726,7 +760,7 @@ def _rows_say_their_ranges(rows: list[list[str]], manual: Manual, metrics) -> No
 def test_the_metrics_pages_open_on_a_table_of_every_range(browser, site, manual) -> None:
     _, base, _ = site
     for viewport in (DESKTOP, PHONE):
-        context, page = _open(browser, base, viewport=viewport)
+        page = _tab(browser, base, viewport=viewport)
         # The map: every metric, each key linking to its entry on its section's page.
         page.goto(f"{base}/reference/metrics/")
         _rows_say_their_ranges(_table(page), manual, list(manual.metrics.values()))
@@ -744,7 +778,7 @@ def test_the_metrics_pages_open_on_a_table_of_every_range(browser, site, manual)
                 first = page.locator(".mm-overview tbody td[data-profile]").first
                 before = first.evaluate("td => getComputedStyle(td, '::before').content")
                 assert plain(manual.profiles[0].title) in before
-        _close(context, page, base)
+        _done(page, base)
 
 
 def test_each_profile_page_has_the_table_of_its_own_ranges(page, site, manual) -> None:
@@ -843,8 +877,7 @@ def test_the_value_checker_verdicts_for_every_kind_of_range(page, site, manual) 
 
 def test_without_javascript_the_page_reads_fully_and_the_form_stays_hidden(browser, site, manual) -> None:
     _, base, _ = site
-    context = browser.new_context(java_script_enabled=False, viewport=PHONE)
-    page = context.new_page()
+    page = _tab(browser, base, viewport=PHONE, java_script_enabled=False)
     page.goto(f"{base}/reference/metrics/")
     assert len(_table(page)) == len(manual.metrics)
     for path, metrics in section_pages(manual):
@@ -856,7 +889,7 @@ def test_without_javascript_the_page_reads_fully_and_the_form_stays_hidden(brows
             " m.getClientRects().length > 0 && getComputedStyle(m).visibility !== 'hidden'])"
         )
         assert dict(visible) == {m.anchor: True for m in metrics}, path
-    context.close()
+    _done(page, base)
 
 
 def test_a_deep_link_picks_its_metric_and_each_key_has_a_copy_button(browser, site, manual) -> None:
@@ -928,13 +961,14 @@ def test_drawings_and_keys_hold_their_contrast_in_both_schemes_and_text_is_legib
     _, base, _ = site
     # Colours do not change with the width: each scheme is read at one width, the phone's for the text size.
     for scheme, viewport in (("light", DESKTOP), ("dark", PHONE)):
-        context, page = _open(browser, base, viewport=viewport, color_scheme=scheme)
+        page = _tab(browser, base, viewport=viewport)
+        page.emulate_media(color_scheme=scheme)
         for path, _ in section_pages(manual)[:3]:
             page.goto(f"{base}/{path}")
             assert page.evaluate(_CONTRAST) == [], (path, scheme, viewport)
             if viewport is PHONE:
                 assert page.evaluate(_SMALL_TEXT) == [], (path, scheme)
-        _close(context, page, base)
+        _done(page, base)
 
 
 def test_each_drawing_has_a_legend_of_the_marks_it_draws_and_reaches_its_domain(section_reads, manual) -> None:
@@ -999,13 +1033,13 @@ _CODE = """() => {
 def test_code_blocks_break_between_tokens_and_the_copy_button_covers_no_text(browser, site) -> None:
     _, base, out = site
     for viewport in (DESKTOP, PHONE):
-        context, page = _open(browser, base, viewport=viewport)
+        page = _tab(browser, base, viewport=viewport)
         for path in ("deriving/", "judging/", "maintaining/", "exports/"):
             if not (out / path / "index.html").exists():
                 continue
             page.goto(f"{base}/{path}")
             assert page.evaluate(_CODE) == [], (path, viewport)
-        _close(context, page, base)
+        _done(page, base)
 
 
 @REAL_ONLY
