@@ -628,7 +628,7 @@ def test_a_256_mb_line_without_a_newline_is_read_in_linear_time(
     assert took < 20, took  # was 42 s, quadratic; linear reading takes a few seconds here
 
 
-@pytest.mark.parametrize("many", [30_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("many", [30_000, pytest.param(300_000, marks=pytest.mark.slow)])
 def test_distinct_unknown_keys_are_counted_past_the_cap_not_kept(
     many: int, tmp_path: Path, profile: ProfileExport
 ) -> None:
