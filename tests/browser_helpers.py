@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import http.server
 import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -27,3 +32,14 @@ def outside(base: str) -> re.Pattern[str]:
     and never waits on Python for what is: routing every request through a Python handler costs a
     round trip each, 20 or more a page."""
     return re.compile(r"^(?!" + re.escape(base) + r"(?:[/?#]|$))")
+
+
+@contextlib.contextmanager
+def served(folder: Path) -> Iterator[str]:
+    """The folder on a local HTTP server while the block runs: its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import html as html_text
-import http.server
 import re
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
 
-from browser_helpers import CHROMIUM_ARGS, Quiet
+from browser_helpers import served
 from conftest import REPO, run_cli
 from derive_helpers import seed_run, seeds_project, write_runs
 from metrics_manual.runs.capture import captured_runs_by_profile
@@ -87,41 +84,29 @@ def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:
 
 
 @pytest.mark.browser
-def test_each_captured_metric_draws_its_runs(derived: Path) -> None:
-    from conftest import require_tool
-
-    chromium = require_tool("/usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
+def test_each_captured_metric_draws_its_runs(derived: Path, browser) -> None:
     site = derived / "site"
     built = mkdocs_build(derived, site)
     assert built.returncode == 0, built.stderr
     captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
     metrics = [m for m in load_manual(derived).metrics.values() if m.key in captured]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-            page = browser.new_page()
-            outside: list[str] = []
-            page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((base, "data:")) else None)
-            titles: list[str] = []
-            count, visible = 0, None
-            for section in load_manual(derived).catalog.sections:  # one page per section
-                page.goto(f"{base}/reference/metrics/{section.id}/")
-                here = page.locator(".mm-curves svg")
-                count += here.count()
-                titles += [t or "" for t in page.locator(".mm-curves svg > title").all_text_contents()]
-                if visible is None and here.count():
-                    visible = here.first.is_visible()
-            assert count == len(metrics)
-            for metric in metrics:  # one drawing per captured metric, its title naming the runs
-                mine = [t for t in titles if t.startswith(f"{metric.key} ")]
-                assert len(mine) == 1 and all(name in mine[0] for name in RUNS), (metric.key, titles)
-            assert visible
-            assert outside == []
-            browser.close()
-    finally:
-        server.shutdown()
+    with served(site) as base:
+        page = browser.new_page()
+        outside: list[str] = []
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((base, "data:")) else None)
+        titles: list[str] = []
+        count, visible = 0, None
+        for section in load_manual(derived).catalog.sections:  # one page per section
+            page.goto(f"{base}/reference/metrics/{section.id}/")
+            here = page.locator(".mm-curves svg")
+            count += here.count()
+            titles += [t or "" for t in page.locator(".mm-curves svg > title").all_text_contents()]
+            if visible is None and here.count():
+                visible = here.first.is_visible()
+        page.close()
+    assert count == len(metrics)
+    for metric in metrics:  # one drawing per captured metric, its title naming the runs
+        mine = [t for t in titles if t.startswith(f"{metric.key} ")]
+        assert len(mine) == 1 and all(name in mine[0] for name in RUNS), (metric.key, titles)
+    assert visible
+    assert outside == []

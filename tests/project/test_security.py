@@ -290,46 +290,19 @@ def test_no_output_of_the_site_holds_a_raw_tag_from_the_source(poisoned_site) ->
 
 # --- the same, as a reader's browser runs it ---------------------------------------------------
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-
 
 @pytest.fixture(scope="module")
 def served(poisoned_site):
-    import functools
-    import http.server
-    import threading
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(poisoned_site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with browser_helpers.served(poisoned_site) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
-def chromium_page(served):
-    from conftest import require_tool
-
-    chromium = require_tool("/usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context()
-        context.route(browser_helpers.outside(served), lambda r: r.abort())
-        yield context.new_page()
-        browser.close()
+def chromium_page(browser, served):
+    context = browser.new_context()
+    context.route(browser_helpers.outside(served), lambda r: r.abort())
+    yield context.new_page()
+    context.close()
 
 
 @pytest.mark.browser

@@ -6,13 +6,10 @@ and a fixture with two profiles. Desktop is 1400 px wide, a phone 390 x 844.
 
 from __future__ import annotations
 
-import functools
 import html
-import http.server
 import os
 import re
 import shutil
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from browser_helpers import Quiet, outside
+from browser_helpers import outside, served
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.formats import EXPORT_FORMATS
 from metrics_manual.model.phrase import describe, plain
@@ -104,11 +101,8 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     out = root / "site"
     result = mkdocs_build(root, out)
     assert result.returncode == 0, result.stderr
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}", out
-    server.shutdown()
+    with served(out) as base:
+        yield root, base, out
 
 
 @pytest.fixture(scope="module")
