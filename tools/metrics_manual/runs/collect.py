@@ -338,6 +338,15 @@ class Collector:
             severity="warning",
         )
 
+    def without_step(self, key: str, without: str, other: str | None) -> str:
+        """A judged key logged without its step (`without`: what it lacks): the other step key it came
+        with is kept for the verdict; the words of the warning (every reader says it the same)."""
+        if other:
+            self.other_step.setdefault(key, other)
+        return (
+            f"{key} is logged without {without}" + (f" (with {other})" if other else "") + "; such values were skipped"
+        )
+
     def problem(self, path: str, line: int, message: str, *, code: Code, severity: str = "error", col: int = 1) -> None:
         self.problems.append(Finding(path, line, col, message, severity, code=code))
 

@@ -368,17 +368,8 @@ def _record(
                 missing_step.add(key)
                 other = own_key if isinstance(own_key, str) and own_key != sk else None
                 other = other or next((k for k in metrics if k in step_key_set and k != sk), None)
-                if other:
-                    out.other_step.setdefault(key, other)
-                out.problem(
-                    rel,
-                    n,
-                    f"{key} is logged without its step key {sk}"
-                    + (f" (with {other})" if other else "")
-                    + "; such values were skipped",
-                    code=codes.MISSING_STEP,
-                    severity="warning",
-                )
+                why = out.without_step(key, f"its step key {sk}", other)
+                out.problem(rel, n, why, code=codes.MISSING_STEP, severity="warning")
             continue
         v = number(value)
         if v is None:

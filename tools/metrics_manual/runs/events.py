@@ -187,19 +187,8 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, 
             if key not in missing_step:
                 missing_step.add(key)
                 other = next((k for k in metrics if k in out.step_key_set), None)
-                if other:
-                    out.other_step.setdefault(key, other)
-                problems.append(
-                    (
-                        at,
-                        codes.MISSING_STEP,
-                        f"{key} is logged without its step key {sk}"
-                        + (f" (with {other})" if other else "")
-                        + "; such values were skipped",
-                        "warning",
-                        1,
-                    )
-                )
+                why = out.without_step(key, f"its step key {sk}", other)
+                problems.append((at, codes.MISSING_STEP, why, "warning", 1))
             continue
         if value is None:
             out.put(key, step, math.nan, attempt)  # pydantic's NaN / Infinity

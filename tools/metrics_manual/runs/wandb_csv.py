@@ -70,18 +70,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     if key not in missing_step:
                         missing_step.add(key)
                         other = next((header[j] for j in steps_at if row[j] and j != si), None)
-                        if other:
-                            out.other_step.setdefault(key, other)
-                        out.problem(
-                            rel,
-                            n,
-                            f"{key} is logged without a step in its step column"
-                            + (f" (with {other})" if other else "")
-                            + "; such values were skipped",
-                            code=codes.MISSING_STEP,
-                            severity="warning",
-                            col=i + 1,
-                        )
+                        why = out.without_step(key, "a step in its step column", other)
+                        out.problem(rel, n, why, code=codes.MISSING_STEP, severity="warning", col=i + 1)
                     continue
                 if is_step:
                     out.put_step(key, step)
