@@ -413,7 +413,8 @@ def realistic_report(mb: int, runs: int = 3) -> None:
                     base[k] = min(base[k], cpu_of([sys.executable, "-c", code, str(path)]))
                 ours = min(ours, cpu_of([*judge, str(path)]))
             began = time.perf_counter()  # grep's CPU time is near zero: its wall time is the read floor
-            subprocess.run(["grep", "-c", "metrics", str(path)], stdout=subprocess.DEVNULL, check=False)
+            # Its output is read: GNU grep stops at the first match when its output is /dev/null.
+            subprocess.run(["grep", "-c", "metrics", str(path)], stdout=subprocess.PIPE, check=False)
             grep = time.perf_counter() - began
             print(
                 f"[judge] {name}, {size:,.0f} MB, {steps:,} steps: judge {ours:.2f} s CPU ({size / ours:,.0f} MB/s); "
