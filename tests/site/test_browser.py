@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from browser_helpers import outside, served
+from browser_helpers import served
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.formats import EXPORT_FORMATS
 from metrics_manual.model.phrase import describe, plain
@@ -117,8 +117,7 @@ def _open(browser, base: str, **options):
     page.on("request", lambda r: page.requests.append(r.url))
     page.on("console", lambda m: page.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
-    # Anything not on localhost is recorded above and refused here, so the test never waits on it.
-    context.route(outside(base), lambda route: route.abort())
+    # Anything not on localhost is recorded above; Chromium refuses it (browser_helpers.CHROMIUM_ARGS).
     return context, page
 
 
