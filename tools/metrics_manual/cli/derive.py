@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from metrics_manual.check.rejudge import held_against, verdicts
-from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root
+from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, root_option
 from metrics_manual.derive.profile_edit import ProfileFile
 from metrics_manual.derive.stats import DEFAULT_METHOD, Derivation, Method, Options, derive
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
@@ -319,13 +319,7 @@ def report(p: DerivePlan) -> None:
 
 
 @click.command("derive", short_help="Compute a profile's ranges from runs.")
-@click.option(
-    "--root",
-    "root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Project root: the folder with ranges/ (default: found upwards from here).",
-)
+@root_option
 @click.option("--profile", "profile_id", required=True, help="Id of the profile whose ranges to derive.")
 @click.option("--run", "runs", multiple=True, metavar="NAME=PATH", help="One run (repeat: two or three seeds).")
 @click.option("--metric", "metrics", multiple=True, metavar="KEY", help="Only these metrics (default: all it ranges).")
@@ -368,8 +362,9 @@ def derive_command(
     """
     try:
         project = find_root(root)
+        options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
         with locked(project):
-            _derive(project, profile_id, runs, metrics, skip_first, method, digits, capture_to, code_commit, write)
+            _derive(project, profile_id, runs, options, capture_to, code_commit, write)
     except ManualError as err:
         fail(err, wrote_nothing=True)
 
@@ -378,10 +373,7 @@ def _derive(
     project: Path,
     profile_id: str,
     runs: tuple[str, ...],
-    metrics: tuple[str, ...],
-    skip_first: int,
-    method: str,
-    digits: int,
+    options: Options,
     capture_to: str | None,
     code_commit: str | None,
     write: bool,
@@ -389,7 +381,6 @@ def _derive(
     manual, export = exported_profile(project, profile_id)
     if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
         raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
-    options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
     run_args = parse_runs(runs)
     folder = capture_folder(project, capture_to, profile_id, run_args)
     p = plan_derivation(project, manual, export, run_args, options, folder, code_commit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from metrics_manual.cli.common import fail, find_root
+from metrics_manual.cli.common import fail, find_root, root_option
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.history.compare import compare
 from metrics_manual.history.report import DIFF_FORMATS, to_json, to_markdown, to_text
@@ -13,13 +13,7 @@ from metrics_manual.history.report import DIFF_FORMATS, to_json, to_markdown, to
 @click.command("diff", short_help="What changed in ranges/ between two git revisions.")
 @click.argument("base", required=False)
 @click.argument("head", required=False)
-@click.option(
-    "--root",
-    "root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Project root: the folder with ranges/ (default: found upwards from here).",
-)
+@root_option
 @click.option(
     "--format",
     "fmt",

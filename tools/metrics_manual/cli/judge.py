@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from metrics_manual.api import load_profile
-from metrics_manual.cli.common import fail, find_root, progress_bar
+from metrics_manual.cli.common import fail, find_root, progress_bar, root_option
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
 from metrics_manual.judge.report_text import OUTPUTS, render
@@ -83,13 +83,7 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
 
 
 @click.command("judge", short_help="Judge a run against a profile: pass, fail or error.")
-@click.option(
-    "--root",
-    "root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Project root: the folder with ranges/ (default: found upwards from here).",
-)
+@root_option
 @click.option(
     "--profile",
     "profile_id",
