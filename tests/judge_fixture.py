@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import run_forms
+from conftest import write_project
+from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.profile import site_url
+from metrics_manual.model.schema import ProfileExport
+from metrics_manual.source.load import load_manual
 
 CATALOG = """\
 title: Metrics
@@ -69,3 +76,16 @@ def clean_run() -> run_forms.Series:
         "train/pg_clipfrac": {s: 0.0 for s in STEPS},
         "train/entropy_loss": {s: 0.3 for s in STEPS},
     }
+
+
+def judged_project(root: Path, catalog: str = CATALOG, profile: str = PROFILE) -> Path:
+    """A project whose one profile, `judged`, ranges the catalog; published, so exports link to it."""
+    write_project(root, catalog, {"judged": profile})
+    (root / "mkdocs.yml").write_text("site_name: M\nsite_url: https://manual.example/\n", "utf-8")
+    return root
+
+
+def judged_profile(project: Path) -> ProfileExport:
+    """The `judged` profile as judge reads it: its export."""
+    manual = load_manual(project)
+    return export_document(manual, manual.profile("judged"), site_url(project))

@@ -12,14 +12,11 @@ import pytest
 
 import run_forms
 from conftest import REPO, run_cli, write_project
-from judge_fixture import CATALOG, PROFILE, STEPS, clean_run
+from judge_fixture import CATALOG, PROFILE, STEPS, clean_run, judged_profile, judged_project
 from metrics_manual.api import judge
-from metrics_manual.exports.formats import export_document
-from metrics_manual.exports.profile import site_url
 from metrics_manual.judge.rules import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RunInputError, detect, read_run
-from metrics_manual.source.load import load_manual
 
 
 def _set(key: str, step: int, value: float):
@@ -64,15 +61,12 @@ FAULTS = {
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_project(tmp_path_factory.mktemp("judge") / "p", CATALOG, {"judged": PROFILE})
-    (root / "mkdocs.yml").write_text("site_name: M\nsite_url: https://manual.example/\n", "utf-8")
-    return root
+    return judged_project(tmp_path_factory.mktemp("judge") / "p", CATALOG, PROFILE)
 
 
 @pytest.fixture(scope="module")
 def profile(project: Path) -> ProfileExport:
-    manual = load_manual(project)
-    return export_document(manual, manual.profile("judged"), site_url(project))
+    return judged_profile(project)
 
 
 def verdicts(j: Judgement) -> dict[tuple[str, int], str]:

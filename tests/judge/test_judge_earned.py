@@ -22,16 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import run_forms
-from conftest import run_cli, write_project
+from conftest import run_cli
+from judge_fixture import judged_profile, judged_project
 from metrics_manual.api import judge
-from metrics_manual.build import site_url
-from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Judgement, judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import collect, events
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.read import read_run
-from metrics_manual.source.load import load_manual
 
 CATALOG = """\
 title: Metrics
@@ -99,15 +97,12 @@ def clean(n: int = N) -> run_forms.Series:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_project(tmp_path_factory.mktemp("earned") / "p", CATALOG, {"judged": PROFILE})
-    (root / "mkdocs.yml").write_text("site_name: M\nsite_url: https://manual.example/\n", "utf-8")
-    return root
+    return judged_project(tmp_path_factory.mktemp("earned") / "p", CATALOG, PROFILE)
 
 
 @pytest.fixture(scope="module")
 def profile(project: Path) -> ProfileExport:
-    manual = load_manual(project)
-    return export_document(manual, manual.profile("judged"), site_url(project))
+    return judged_profile(project)
 
 
 def need(form: str) -> None:

@@ -15,8 +15,7 @@ import pytest
 
 import run_forms
 from conftest import run_cli, write_project
-from judge_fixture import CATALOG, PROFILE, STEPS, clean_run
-from metrics_manual.build import site_url
+from judge_fixture import CATALOG, PROFILE, STEPS, clean_run, judged_profile, judged_project
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import UNKNOWN_SHOWN, Judgement, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
@@ -63,15 +62,12 @@ STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_project(tmp_path_factory.mktemp("renames") / "p", RENAMED_CATALOG, {"judged": RENAMED_PROFILE})
-    (root / "mkdocs.yml").write_text("site_name: M\nsite_url: https://manual.example/\n", "utf-8")
-    return root
+    return judged_project(tmp_path_factory.mktemp("renames") / "p", RENAMED_CATALOG, RENAMED_PROFILE)
 
 
 @pytest.fixture(scope="module")
 def profile(project: Path) -> ProfileExport:
-    manual = load_manual(project)
-    return export_document(manual, manual.profile("judged"), site_url(project))
+    return judged_profile(project)
 
 
 def old_run() -> run_forms.Series:

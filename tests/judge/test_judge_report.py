@@ -9,14 +9,13 @@ import pytest
 
 import run_forms
 from conftest import run_cli, write_project
-from judge_fixture import CATALOG, PROFILE, clean_run
+from judge_fixture import CATALOG, PROFILE, clean_run, judged_project
 
 pytestmark = pytest.mark.browser
 
 
 def report(tmp_path: Path, profile: str = PROFILE, catalog: str = CATALOG) -> tuple[Path, str]:
-    project = write_project(tmp_path / "p", catalog, {"judged": profile})
-    (project / "mkdocs.yml").write_text("site_name: M\nsite_url: https://manual.example/\n", "utf-8")
+    project = judged_project(tmp_path / "p", catalog, profile)
     run = clean_run()
     run["train/grad_norm"][7] = 7.2
     run["rollout/raw_reward"][4] = math.nan
