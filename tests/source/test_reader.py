@@ -153,6 +153,29 @@ def test_the_reader_does_not_recurse_on_depth() -> None:
     assert findings == [] and isinstance(doc.data["a"], list)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: {b: [1, {c: 2}], d: []}\n",
+        "a: !!map {b: 1}\nc: 2\n",
+        "a: [!!seq [1], 2]\n",
+        "a: &x {b: 1}\nc: *x\n",
+        "a: [&y [1], *y]\n",
+        "a: {[1, 2]: 3, {b: 1}: 4, e: 5}\n",
+        "a: " + "[" * 70 + "]" * 70 + "\n",
+        "a: {b: {c: 1}, b: [2]}\n",
+    ],
+    ids=["nested", "tagged-map", "tagged-list", "anchored-map", "anchored-list", "collection-keys", "deep", "dup"],
+)
+def test_a_collection_means_the_same_without_positions(text: str) -> None:
+    # Without positions the loop opens a plain collection itself; anything else goes the general way.
+    with_positions, found = source.read_yaml(text, "x.yaml")
+    without, found_fast = source.read_yaml(text, "x.yaml", positions=False)
+    assert without.data == with_positions.data
+    assert [(f.line, f.col, f.code) for f in found_fast] == [(f.line, f.col, f.code) for f in found]
+    assert without.values == {} and without.keys == {}
+
+
 def test_symlink_out_of_the_project_is_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

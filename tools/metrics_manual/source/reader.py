@@ -12,6 +12,7 @@ dates and non-finite numbers are findings; nothing is ever constructed from a ta
 from __future__ import annotations
 
 import contextlib
+import marshal
 import math
 import os
 import re
@@ -19,7 +20,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from yaml.events import (
@@ -379,7 +380,13 @@ class _Reader:
                     pend = _SKIP
                     continue
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                enclosing, opened = self.open(ev, kind, _Open(cont, loc, pend), cont is top)
+                if positions or pend is _KEY or cont is top or ev.anchor is not None or ev.tag is not None:
+                    enclosing, opened = self.open(ev, kind, (cont, loc, pend), cont is top)
+                else:  # the common case inline: a plain collection as a value, no position to record
+                    enclosing, opened = (
+                        (cont, loc, pend),
+                        (({}, None, _KEY) if kind is MappingStartEvent else ([], None, None)),
+                    )
                 if len(stack) >= MAX_DEPTH:  # stop here: reading on would only nest deeper
                     self.error(
                         ev.start_mark,
@@ -418,7 +425,8 @@ class _Reader:
                 pend = _KEY
 
     def open(self, ev: Any, kind: type, parent: _Open, at_top: bool) -> tuple[_Open, _Open]:
-        """A mapping or list starts: what to keep of the enclosing collection, and the new one."""
+        """A mapping or list starts: what to keep of the enclosing collection, and the new one
+        (the loop in `read` does the common case itself: see there)."""
         here: Loc | None = None
         cont, loc, pend = parent
         if pend is _KEY:  # a collection as a key: read it only to skip it
@@ -433,8 +441,8 @@ class _Reader:
             here = (*loc, pend if pend is not None else len(cont))
             self.doc.values[here] = (ev.start_mark.line + 1, ev.start_mark.column + 1)
         self.start_checks(ev, kind)
-        opened = _Open({}, here, _KEY) if kind is MappingStartEvent else _Open([], here, None)
-        return _Open(cont, loc, pend), opened
+        opened: _Open = ({}, here, _KEY) if kind is MappingStartEvent else ([], here, None)
+        return (cont, loc, pend), opened
 
     def start_checks(self, ev: Any, kind: type) -> None:
         """The findings a collection's start may carry: an anchor, a tag."""
@@ -445,12 +453,10 @@ class _Reader:
             self.error(ev.start_mark, codes.YAML_TAG, f"YAML tag {_tag(ev.tag)!r} is not allowed; use a plain {what}")
 
 
-class _Open(NamedTuple):
-    """A collection being read: the list or dict, its path from the top, what it waits for."""
-
-    cont: Any  # list[Any] | dict[str, Any]
-    loc: Loc | None
-    pend: Any  # a key (str), None in a list, or one of the sentinels
+# A collection being read: the list or dict (list[Any] | dict[str, Any]), its path from the top,
+# what it waits for (a key (str), None in a list, or one of the sentinels). A plain tuple: one is
+# made for every collection in the source.
+_Open = tuple[Any, "Loc | None", Any]
 
 
 def _number_just_before(last: Any, mark: Any) -> bool:
@@ -598,6 +604,22 @@ def _read_one(job: tuple[Path, str, bool]) -> tuple[Document, list[Finding]]:
     return read_document(file, display, fast=fast)
 
 
+def _read_sent(job: tuple[Path, str, bool]) -> tuple[bytes | Document, list[Finding]]:
+    """`_read_one` in a worker process, its document as marshal bytes: the data is plain (dicts,
+    lists, strings, numbers), which marshal writes 3x and reads 1.2x faster than pickle. A
+    document with findings may place a refused entry under a sentinel: that one goes as it is."""
+    doc, findings = _read_one(job)
+    try:
+        return marshal.dumps((doc.path, doc.data, doc.values, doc.keys)), findings
+    except ValueError:
+        return doc, findings
+
+
+def _received(sent: tuple[bytes | Document, list[Finding]]) -> tuple[Document, list[Finding]]:
+    doc, findings = sent
+    return (Document(*marshal.loads(doc)) if isinstance(doc, bytes) else doc), findings
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -630,8 +652,8 @@ def read_documents(
     done = 0
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-            for result in pool.map(_read_one, jobs):
+            for sent in pool.map(_read_sent, jobs):
                 done += 1
-                yield result
+                yield _received(sent)
     except (BrokenProcessPool, OSError):  # no process could start: read the rest here
         yield from map(_read_one, jobs[done:])
