@@ -102,8 +102,9 @@ def _event(line: bytes) -> bytes:
 
 
 def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None) -> tuple:
-    if not fast:
+    if not fast:  # json.loads reads every line, and bytes.find searches the event log
         monkeypatch.setattr(collect, "_orjson", None)
+        monkeypatch.setattr(events, "_Str", None)
     else:
         monkeypatch.undo()
     if chunk:
@@ -220,3 +221,36 @@ def test_an_escaped_metric_event_is_read(tmp_path: Path) -> None:
     path.write_text("\n".join([OTHER_EVENTS[4], OTHER_EVENTS[2], OTHER_EVENTS[4]]) + "\n", "utf-8")
     run = read_run([path], STEP_KEYS, "events", keys=KEYS)
     assert dict(run.series["train/loss"].items()) == {7: 2.5}
+
+
+# Bytes of which event logs are made, and the bytes that are searched for, in pieces that can meet
+# across each other: a `metri` cut by a newline, a backslash next to it, the end of the range inside one.
+PIECES = st.sampled_from([b"metri", b"metric", b"metr", b"etri", b"m", b"\\", b"\n", b"00ff", b'"a":1', b"\xed"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PIECES, max_size=40))
+def test_the_simd_search_finds_the_lines_bytes_find_finds(pieces: list[bytes]) -> None:
+    data = b"".join(pieces) + b"\n"
+    assert events._Str is not None  # pinned: the SIMD search is what this compares
+    bounds = [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]  # _scan is given whole lines
+    for start in bounds:
+        for end in (b for b in bounds if b >= start):
+            fast = list(events.lines_to_read(data, start, end))
+            for buffer in (data, bytearray(data)):
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(events, "_Str", None)
+                    assert list(events.lines_to_read(buffer, start, end)) == fast
+            assert all(b"metri" in data[b:e] or b"\\" in data[b:e] for b, e in fast)
+            assert all(b"metri" not in line and b"\\" not in line for line in _unread(data, start, end, fast))
+
+
+def _unread(data: bytes, start: int, end: int, read: list[tuple[int, int]]) -> list[bytes]:
+    """The lines of data[start:end] that no (begin, stop) of `read` covers."""
+    covered = {b for b, _ in read}
+    out, at = [], start
+    for line in data[start:end].split(b"\n")[:-1]:
+        if at not in covered:
+            out.append(line)
+        at += len(line) + 1
+    return out
