@@ -148,13 +148,15 @@ def _tabs_closed(browser) -> Iterator[None]:
     _TABS.clear()
 
 
-def _tab(browser, base: str, **options):
-    """The module's page with these options, blank, its records of requests and problems emptied."""
+def _tab(browser, base: str, viewport: dict[str, int], **options):
+    """The module's page with these options at this width, blank, its records of requests and problems
+    emptied. The width is not an option of the context: a desktop and a phone tab are one context."""
     key = f"{base} {sorted(options.items())}"
     if key not in _TABS:
-        _TABS[key] = _open(browser, base, **options)
+        _TABS[key] = _open(browser, base, viewport=viewport, **options)
     _, page = _TABS[key]
     page.goto("about:blank")
+    page.set_viewport_size(viewport)
     page.emulate_media(color_scheme="light")
     page.requests.clear()
     page.problems.clear()
@@ -165,14 +167,6 @@ def _tab(browser, base: str, **options):
 def page(browser, site):
     _, base, _ = site
     page = _tab(browser, base, viewport=DESKTOP)
-    yield page
-    _done(page, base)
-
-
-@pytest.fixture
-def phone(browser, site):
-    _, base, _ = site
-    page = _tab(browser, base, viewport=PHONE)
     yield page
     _done(page, base)
 
@@ -248,20 +242,21 @@ def pages_read(site: tuple, manual: Manual) -> list[str]:
 @pytest.fixture(scope="module")
 def reads(browser, site, manual) -> dict[str, dict[str, dict]]:
     """Every page read once at each width: width -> page -> what `_READ` found. A page load is the dear
-    part of a browser test (about half a second of Chromium's time), so the tests below assert on one
-    read of each page: loaded at the desktop's width, then laid out anew at the phone's (CSS decides the
-    layout; the landing and no-JavaScript tests load pages at the phone's width)."""
+    part of a browser test (about 0.4 s of Chromium's time), so the tests below assert on one read of
+    each page: loaded at one width, then laid out anew at the other (CSS decides the layout; the pages
+    alternate which width they load at, and the landing and no-JavaScript tests load at the phone's)."""
     _, base, _ = site
     out: dict[str, dict[str, dict]] = {width: {} for width in WIDTHS}
     page = _tab(browser, base, viewport=DESKTOP)
+    order = list(WIDTHS.items())
     for path in pages_read(site, manual):
-        page.set_viewport_size(DESKTOP)
         page.goto(f"{base}/{path}")
-        for width, viewport in WIDTHS.items():
-            page.set_viewport_size(viewport)
-            page.evaluate(_TWO_FRAMES)  # the page's own resize handlers run before the read
-            out[width][path] = page.evaluate(_READ)
-    page.set_viewport_size(DESKTOP)  # the module's desktop tab, as the other tests expect it
+        for width, viewport in order:
+            if page.viewport_size != viewport:
+                page.set_viewport_size(viewport)
+                page.evaluate(_TWO_FRAMES)  # the page's own resize handlers run before the read
+            out[width][path] = page.evaluate(_READ, width == "desktop")
+        order.reverse()  # the next page loads at the width this one ended at
     _done(page, base)
     return out
 
@@ -537,8 +532,12 @@ _LUMINANCE = """() => {
 @REAL_ONLY
 def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -> None:
     _, base, _ = site
+    # A context of its own: the toggle leaves its choice in the site's storage, emptied before each scheme.
+    context, page = _open(browser, base, viewport=DESKTOP)
     for scheme, dark in (("dark", True), ("light", False)):
-        context, page = _open(browser, base, viewport=DESKTOP, color_scheme=scheme)
+        if page.url.startswith(base):
+            page.evaluate("localStorage.clear()")
+        page.emulate_media(color_scheme=scheme)
         page.goto(f"{base}/reference/metrics/")
         assert (page.evaluate(_LUMINANCE) < 0.3) == dark, scheme
         page.locator("form[data-md-component=palette] label:visible").first.click()
@@ -546,7 +545,7 @@ def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -
             f"() => document.body.getAttribute('data-md-color-scheme') === '{'default' if dark else 'slate'}'"
         )
         assert (page.evaluate(_LUMINANCE) < 0.3) != dark, f"the toggle did not switch from {scheme}"
-        _close(context, page, base)
+    _close(context, page, base)
 
 
 def test_home_comes_first_then_metrics_and_home_lists_every_key(reads, site, manual) -> None:
@@ -1078,13 +1077,13 @@ def _section_id(manual: Manual, key: str) -> str:
 
 
 # What `reads` takes from a page in one call (a call per element costs a round trip to the browser each);
-# a part a page does not have comes back empty.
+# a part a page does not have comes back empty. Entries are read at the desktop's width only (the tests read them there).
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-_READ = f"""() => {{
+_READ = f"""entries => {{
   const overview = document.querySelector('.mm-overview');
   const cell = document.querySelector('.mm-overview tbody td[data-profile]');
   return {{
-    entries: ({_ENTRIES})(),
+    entries: entries ? ({_ENTRIES})() : {{}},
     drawings: [...document.querySelectorAll('svg.mm-ranges')].map({_GEOMETRY}),
     beyond: ({_BEYOND})(),
     code: ({_CODE})(),
