@@ -136,8 +136,9 @@ def _scan(
     missing_step: set[str],
 ) -> None:
     """Read the metric lines of data[start:end] (whole lines; data[i] is at file offset base + i)."""
+    view = memoryview(data)  # a line is copied out once (a bytearray's slice would be copied twice)
     for begin, stop in lines_to_read(data, start, end):
-        _line(bytes(data[begin:stop]), base + begin, out, problems, missing_step)
+        _line(bytes(view[begin:stop]), base + begin, out, problems, missing_step)
 
 
 def lines_to_read(data: bytes | bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -193,19 +194,26 @@ def _metric(event: dict[str, Any], at: int, out: Collector, problems: Problems, 
         return
     attempt = event.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 0 else 0
+    steps: dict[str, int] = {}  # each step key's step, read once a record (not once a value)
     for own in out.step_key_set:  # a step key whose value is no step spoils the record
         raw = metrics.get(own)
-        if raw is not None and as_step(raw) is None:
-            problems.append((at, codes.NOT_A_STEP, not_a_step(own, raw), "error", 1))
-            return
+        if raw is not None:
+            if (step := as_step(raw)) is None:
+                problems.append((at, codes.NOT_A_STEP, not_a_step(own, raw), "error", 1))
+                return
+            steps[own] = step
+    step_key, put = out.step_key, out.put
     for key in out.kept(metrics):
         value = metrics[key]
-        sk = out.step_key(key)
+        sk = step_key(key)
         if sk is None:
-            if key in out.step_key_set and (step := as_step(value)) is not None:
-                out.put_step(key, step)
+            if key in steps:  # a step key with a step
+                out.put_step(key, steps[key])
             continue
-        step = as_step(metrics.get(sk))
+        step = steps.get(sk)  # `sk` is a step key: its step, or None where the record has none
+        if type(value) is float and step is not None:  # the usual value, as `number` reads it
+            put(key, step, value, attempt)
+            continue
         if step is None:
             if key not in missing_step:
                 missing_step.add(key)
