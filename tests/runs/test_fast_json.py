@@ -105,6 +105,7 @@ def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = Non
     if not fast:  # json.loads reads every line, and bytes.find searches the event log
         monkeypatch.setattr(collect, "_orjson", None)
         monkeypatch.setattr(events, "_Str", None)
+        monkeypatch.setattr(dashboard, "_Str", None)
     else:
         monkeypatch.undo()
     if chunk:
