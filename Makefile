@@ -26,10 +26,12 @@ build: $(VENV)/.installed
 	$(BIN)/metrics-manual build
 	$(BIN)/mkdocs build --strict
 
+# Bytecode is written (into the ignored __pycache__/) even where the machine says not to: each worker and
+# each command a test runs would otherwise compile the package and rewrite the tests anew (~3 s a worker).
 test: $(VENV)/.installed system-packages
 	$(BIN)/ruff check tools tests
 	$(BIN)/ruff format --check tools tests
-	$(BIN)/python -m pytest
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 bench: $(VENV)/.installed
 	$(BIN)/python tools/bench.py

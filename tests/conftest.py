@@ -242,7 +242,7 @@ def golden(request: pytest.FixtureRequest):
     return compare
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one Chromium a worker: a launch and its first page cost ~2 s of CPU
 def browser() -> Iterator[Any]:
     chromium = require_tool("/usr/bin/chromium")
     try:

@@ -136,7 +136,7 @@ def _close(context, page, base: str) -> None:
 
 # One browser context per set of options for the whole module, opened at first use: a new context
 # costs more than most tests' page loads (its first load compiles Material's scripts anew). A test
-# that leaves state behind (the palette it toggles, a permission) opens a context of its own.
+# that leaves state behind takes it away (a permission) or opens a context of its own (the palette).
 _TABS: dict[str, tuple[Any, Any]] = {}
 
 
@@ -878,10 +878,9 @@ def test_without_javascript_the_page_reads_fully_and_the_form_stays_hidden(brows
 
 
 @FIXTURE_ONLY
-def test_a_deep_link_picks_its_metric_and_each_key_has_a_copy_button(browser, site, manual) -> None:
+def test_a_deep_link_picks_its_metric_and_each_key_has_a_copy_button(page, manual, site) -> None:
     _, base, _ = site
-    context, page = _open(browser, base, viewport=DESKTOP)
-    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     ranged = [m for m in manual.metrics.values() if any(p.expectations.get(m.key) for p in manual.profiles)]
     metric = ranged[-1]
     section = _section_id(manual, metric.key)
@@ -893,7 +892,7 @@ def test_a_deep_link_picks_its_metric_and_each_key_has_a_copy_button(browser, si
     page.locator(f"h3#{metric.anchor} button.mm-copy").click()
     page.wait_for_function("() => navigator.clipboard.readText().then(t => t.length > 0)")
     assert page.evaluate("navigator.clipboard.readText()") == metric.key
-    _close(context, page, base)
+    page.context.clear_permissions()  # the module's tab, as the other tests expect it
 
 
 # --- drawings: a legend, the domain, size and contrast ------------------------------------------

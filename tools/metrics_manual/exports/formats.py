@@ -399,6 +399,7 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
     return to_prometheus(doc)
 
 
+@functools.cache  # a model's schema is a fact of the code: mkdocs serve and the tests build many times a process
 def schema_text(model: type[BaseModel], title: str) -> str:
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

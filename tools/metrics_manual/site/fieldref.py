@@ -6,6 +6,7 @@ Read from the same schema that editors use, so the page cannot drift from what
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -120,6 +121,7 @@ def field_reference() -> list[ModelDoc]:
     return out
 
 
+@functools.cache  # a fact of the code, built once a process (the page is rendered on every build); read only
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(mode="validation")
 
