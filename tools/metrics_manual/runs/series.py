@@ -56,6 +56,27 @@ class Series(MutableMapping[int, float]):
         self._values.insert(i, value)
         return False
 
+    def extend_rising(self, steps: list[int], values: Iterable[float]) -> bool:
+        """Append rising steps that all come after the last one, at C speed; False (nothing
+        appended) when the first does not."""
+        if self._steps and steps[0] <= self._steps[-1]:
+            return False
+        self._steps.extend(steps)
+        self._values.extend(values)
+        return True
+
+    def merge(self, steps: Iterable[int], values: Iterable[float]) -> None:
+        """Set each step's value, a later one winning, re-sorting only from the first step given."""
+        new = dict(zip(steps, values))
+        if not new:
+            return
+        at = bisect_left(self._steps, min(new))
+        merged = dict(zip(self._steps[at:], self._values[at:])) | new
+        del self._steps[at:], self._values[at:]
+        order = sorted(merged)
+        self._steps.extend(order)
+        self._values.extend(map(merged.__getitem__, order))
+
     def as_dict(self) -> dict[int, float]:
         """step -> value as a dict (built at C speed), for looking up many steps."""
         return dict(zip(self._steps, self._values))
