@@ -529,6 +529,15 @@ def json_records(path: Any, rel: str, out: Collector, *, fast: bool = False) -> 
                 yield n, record
 
 
+# The words of two line findings, the same from every JSON reader (json_record, the event log's).
+TOO_DEEP = "corrupt line: JSON nested too deeply; it was skipped"
+
+
+def invalid_key(bad: str) -> str:
+    """A record holding a key that is not valid Unicode: it is skipped."""
+    return f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped"
+
+
 def json_record(line: bytes, n: int, rel: str, out: Collector, *, fast: bool = False) -> Any:
     """The record of one line as json_records reads it (the line with its newline, if it has one),
     or None when the line is blank or gives a finding (then it is made here)."""
@@ -541,7 +550,7 @@ def json_record(line: bytes, n: int, rel: str, out: Collector, *, fast: bool = F
     try:
         record = json.loads(line)
     except RecursionError:
-        out.problem(rel, n, "corrupt line: JSON nested too deeply; it was skipped", code=codes.CORRUPT_LINE)
+        out.problem(rel, n, TOO_DEEP, code=codes.CORRUPT_LINE)
         return None
     except ValueError as exc:
         if line.endswith(b"\n"):
@@ -553,7 +562,7 @@ def json_record(line: bytes, n: int, rel: str, out: Collector, *, fast: bool = F
         out.problem(
             rel,
             n,
-            f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped",
+            invalid_key(bad),
             code=codes.INVALID_KEY,
         )
         return None

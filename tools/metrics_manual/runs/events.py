@@ -25,10 +25,12 @@ from metrics_manual.diagnostics.codes import Code
 from metrics_manual.runs.collect import (
     MAX_LINE,
     SURROGATE,
+    TOO_DEEP,
     Collector,
     as_step,
     fast_record,
     finder,
+    invalid_key,
     not_a_step,
     number,
     record_surrogate,
@@ -171,15 +173,14 @@ def _line(line: bytes, at: int, out: Collector, problems: Problems, missing_step
     try:
         event = json.loads(line)
     except RecursionError:
-        problems.append((at, codes.CORRUPT_LINE, "corrupt line: JSON nested too deeply; it was skipped", "error", 1))
+        problems.append((at, codes.CORRUPT_LINE, TOO_DEEP, "error", 1))
         return
     except ValueError as exc:
         problems.append((at, codes.CORRUPT_LINE, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
         return
     if isinstance(event, dict) and event.get("type") == "metric":
         if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(event)):
-            why = f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped"
-            problems.append((at, codes.INVALID_KEY, why, "error", 1))
+            problems.append((at, codes.INVALID_KEY, invalid_key(bad), "error", 1))
         else:
             _metric(event, at, out, problems, missing_step)
 
