@@ -196,7 +196,7 @@ def site_scope(nodeid: str) -> str:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     # A worker more than the cores: the tests wait on servers, commands and Chromium, and a third worker
-    # runs in those waits (on 2 cores, median of 3 runs: 123 s with 2 workers, 112 s with 3, 112 s with 4).
+    # runs in those waits (2 cores, 2026-11-30: the suite's median 123 s with 2 workers, 113 s with 3).
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return cores + 1
 
