@@ -28,6 +28,7 @@ from metrics_manual.runs.collect import (
     Collector,
     as_step,
     finder,
+    followed_by,
     json_record,
     not_a_step,
     number,
@@ -128,9 +129,7 @@ def _blocks(fh: IO[bytes], out: Collector, fast: bool) -> Iterator[tuple[int, li
         yield (n, None, False, b"") if carried > collect.MAX_LINE else (n, [b"".join(carry)], False, b"")
 
 
-_FIRST = itemgetter(slice(0, 1))
 _AFTER = {b",", b"}"}  # what json.dumps writes after a value in an object
-_AFTER_END = _AFTER | {b""}
 
 
 def _spell(chunk: bytes) -> bytes | None:
@@ -163,7 +162,7 @@ def _spell(chunk: bytes) -> bytes | None:
 def _followed(parts: list[bytes]) -> bool:
     """Whether each token between the parts is followed by `,` or `}` (or ends the chunk: that
     line's end is in the next chunk, and it is read from its own bytes)."""
-    return set(map(_FIRST, parts[1:-1])) <= _AFTER and parts[-1][:1] in _AFTER_END
+    return followed_by(parts[:-1], _AFTER) and followed_by(parts[-2:], _AFTER | {b""})
 
 
 def _unspelled(line: bytes) -> bytes:
