@@ -104,6 +104,7 @@ def _event(line: bytes) -> bytes:
 def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None) -> tuple:
     if not fast:  # json.loads reads every line, and bytes.find searches the event log
         monkeypatch.setattr(collect, "_orjson", None)
+        monkeypatch.setattr(collect, "_msgspec", None)
         monkeypatch.setattr(collect, "_Str", None)
     else:
         monkeypatch.undo()

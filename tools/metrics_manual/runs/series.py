@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 
 from metrics_manual.diagnostics.finding import Finding
@@ -56,7 +56,7 @@ class Series(MutableMapping[int, float]):
         self._values.insert(i, value)
         return False
 
-    def extend_rising(self, steps: list[int], values: Iterable[float]) -> bool:
+    def extend_rising(self, steps: Sequence[int], values: Iterable[float]) -> bool:
         """Append rising steps that all come after the last one, at C speed; False (nothing
         appended) when the first does not."""
         if self._steps and steps[0] <= self._steps[-1]:
