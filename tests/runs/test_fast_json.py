@@ -1,4 +1,6 @@
-"""orjson reads run logs only where it reads them as json.loads does: the same run, the same verdicts."""
+"""orjson and msgspec read run logs only where they read them as json.loads does: the same run, the
+same verdicts. (msgspec decodes the dashboard log's records into Structs of the keys seen so far:
+runs/dashboard_struct.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.runs import collect, dashboard, events
+from metrics_manual.runs import collect, dashboard, dashboard_struct, events
 from metrics_manual.runs.read import read_run
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step"}
@@ -101,17 +103,20 @@ def _event(line: bytes) -> bytes:
     return line.replace(b'"step_key"', b'"type": "metric", "attempt": 0, "sk"', 1) if line.startswith(b"{") else line
 
 
-def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None) -> tuple:
-    if not fast:  # json.loads reads every line, and bytes.find searches the event log
-        monkeypatch.setattr(collect, "_orjson", None)
-        monkeypatch.setattr(collect, "_msgspec", None)
-        monkeypatch.setattr(collect, "_Str", None)
-    else:
-        monkeypatch.undo()
-    if chunk:
-        monkeypatch.setattr(dashboard, "CHUNK", chunk)
-        monkeypatch.setattr(events, "CHUNK", chunk)
-    run = read_run([path], STEP_KEYS, form, keys=KEYS)
+def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None, structs: bool = True) -> tuple:
+    """What a run read from `path` gives. `fast`: orjson, msgspec and the SIMD search where they apply
+    (else json.loads reads every line, and bytes.find searches the event log); `structs`: msgspec too.
+    (The parsers are set aside for this read only: `monkeypatch` keeps what the test patched.)"""
+    with pytest.MonkeyPatch.context() as mp:
+        if not fast:
+            mp.setattr(collect, "_orjson", None)
+            mp.setattr(collect, "_Str", None)
+        if not fast or not structs:
+            mp.setattr(collect, "_msgspec", None)
+        if chunk:
+            mp.setattr(dashboard, "CHUNK", chunk)
+            mp.setattr(events, "CHUNK", chunk)
+        run = read_run([path], STEP_KEYS, form, keys=KEYS)
     series = {k: [(s, repr(v)) for s, v in v.items()] for k, v in run.series.items()}
     return series, [str(p) for p in run.problems], sorted(run.unread), run.invalid, run.relogged, run.unfinished
 
@@ -121,8 +126,10 @@ def test_tricky_lines_read_the_same_through_both_parsers(tmp_path: Path, monkeyp
     path = tmp_path / ("metrics.jsonl" if form == "dashboard" else "events.jsonl")
     lines = TRICKY if form == "dashboard" else [_event(line) for line in TRICKY]
     path.write_bytes(b"\n".join(lines))  # the last line is cut: no newline after it
-    assert collect._orjson is not None  # pinned: the fast path is what this compares
-    assert _run(path, form, monkeypatch, fast=True) == _run(path, form, monkeypatch, fast=False)
+    assert collect._orjson is not None and collect._msgspec is not None  # pinned: the fast paths are compared
+    slow = _run(path, form, monkeypatch, fast=False)
+    assert _run(path, form, monkeypatch, fast=True) == slow
+    assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
 
 
 @pytest.mark.parametrize("form", ["dashboard", "events"])
@@ -133,6 +140,7 @@ def test_clean_lines_read_the_same_spelled_or_not(tmp_path: Path, monkeypatch, f
     path.write_bytes(b"\n".join(lines if form == "dashboard" else map(_event, lines)) + b"\n")
     slow = _run(path, form, monkeypatch, fast=False)
     assert _run(path, form, monkeypatch, fast=True) == slow
+    assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
     # Lines cut at every chunk boundary: carried lines, and a chunk that ends inside a token.
     for chunk in (7, 61, 250):
         assert _run(path, form, monkeypatch, fast=True, chunk=chunk) == slow
@@ -148,6 +156,135 @@ def test_plain_dashboard_lines_are_read_spelled(tmp_path: Path, monkeypatch) -> 
     run = read_run([path], STEP_KEYS, "dashboard", keys=KEYS)
     assert read == [] and run.series["train/loss"] == {100: 0.5, 101: 0.5, 102: 0.5, 103: 0.5}
     assert run.series["train/grad_norm"].finite() is False and sorted(run.unread) == ["other/key"]
+
+
+def _plain(step: int, extra: bytes = b"", own: bytes = b"train/step") -> bytes:
+    return (
+        b'{"ts": 1.5, "step_key": "%s", "step": %d, "metrics": {"train/step": %d, "train/loss": 0.5, '
+        b'"train/grad_norm": NaN, "rollout/step": %d, "rollout/raw_reward": 1, "other/key": NaN%s}}'
+        % (own, step, step, step, extra)
+    )
+
+
+# Lines that msgspec reads otherwise than json.loads or rejects, among records whose keys it knows (so
+# that they reach the decoder): each must be read as json.loads reads it.
+STRUCT = [
+    _plain(60, b', "other/huge": 1' + b"0" * 5000),  # beyond json.loads' 4,300 digits: a corrupt line
+    _plain(61).replace(b'"ts": 1.5', b'"ts": "\xff"'),  # not UTF-8 where a value is skipped
+    _plain(62).replace(b'"ts": 1.5', b'"extra": "\xed\xa0\x80"'),  # a lone surrogate, CESU-8
+    _plain(63).replace(b'"ts": 1.5', b'"ts": 1e400'),
+    _plain(64, b', "other/big": 1e400'),
+    _plain(65).replace(b'"train/loss": 0.5', b'"train/loss": 9223372036854775807'),
+    _plain(66).replace(b'"train/loss": 0.5', b'"train/loss": -9223372036854775296'),
+    _plain(67).replace(b'"train/loss": 0.5', b'"train/loss": 1e19'),
+    _plain(68).replace(b'"train/loss": 0.5', b'"train/loss": -0'),
+    _plain(69).replace(b'"train/loss": 0.5', b'"train/loss": true'),
+    _plain(70).replace(b'"train/loss": 0.5', b'"train/loss": null'),
+    _plain(71).replace(b'"train/loss": 0.5', b'"train/loss": "0.5"'),
+    _plain(72).replace(b'"train/loss": 0.5', b'"train/loss": [0.5]'),
+    _plain(73).replace(b'"train/step": 73', b'"train/step": 73.0'),
+    _plain(74).replace(b'"train/step": 74', b'"train/step": null'),
+    _plain(75).replace(b'"train/step": 75, ', b""),  # its own step key places it
+    _plain(76, own=b"rollout/step").replace(b'"train/step": 76, ', b""),  # logged without its step key
+    _plain(77) + b' {"metrics": {}}',
+    _plain(78).replace(b'"step_key": "train/step"', b'"step_key": "train/step", "step_key": "rollout/step"'),
+    _plain(79).replace(b'"step_key": "train/step", ', b""),  # no step_key: not the Struct of one
+    _plain(80).replace(b'"step_key": "train/step"', b'"step_key": NaN'),
+    _plain(81).replace(b'"step_key": "train/step"', b'"step_key": 5'),
+    _plain(82).replace(b'"metrics": {', b'"metrics": {"train/loss": 7, '),  # duplicate key: the last wins
+    _plain(83).replace(b'"ts": 1.5', b'"metrics": {"train/loss": 9}'),  # duplicate metrics: the last wins
+    _plain(84).replace(b'"step": 84', b'"step": -1'),
+    _plain(85).replace(b'"step": 85', b'"step": 18446744073709551616'),
+    _plain(86).replace(b'"train/loss": 0.5', b'"train/loss": 0.5\t'),
+    _plain(87).replace(b'"train/loss": 0.5', b'"train/loss": "a\tb"'),
+    _plain(88).replace(b'"train/loss": 0.5', b'"train/loss": Infinity'),
+    _plain(89).replace(b'"train/loss": 0.5', b'"train/loss": -Infinity'),
+    _plain(5),  # a step logged again: the later value wins, and the step is named
+    _plain(90, own=b"rollout/step"),  # the same keys under another step key (one column would reorder)
+    _plain(91),
+]
+
+
+@pytest.mark.parametrize("line", STRUCT, ids=range(len(STRUCT)))
+def test_lines_the_structs_read_otherwise_are_read_as_json_loads_reads_them(
+    tmp_path: Path, monkeypatch, line: bytes
+) -> None:
+    path = tmp_path / "metrics.jsonl"
+    lines = [_plain(s) for s in range(1, 6)] + [line] + [_plain(s) for s in range(100, 103)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    assert _run(path, "dashboard", monkeypatch, fast=True) == slow
+    assert _run(path, "dashboard", monkeypatch, fast=True, structs=False) == slow
+
+
+def test_a_key_logged_with_two_step_keys_keeps_the_line_order(tmp_path: Path, monkeypatch) -> None:
+    """train/loss at the same steps from log() calls of two step keys: the later line wins, whichever
+    Struct decoded it."""
+    path = tmp_path / "metrics.jsonl"
+    lines = []
+    for s in range(1, 41):
+        a, b = _plain(s), _plain(s, own=b"rollout/step").replace(b'"train/loss": 0.5', b'"train/loss": 2')
+        lines += [a, b] if s % 2 else [b, a]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    assert {v for _, v in slow[0]["train/loss"]} == {"0.5", "2.0"}
+    assert _run(path, "dashboard", monkeypatch, fast=True) == slow
+
+
+def _decoded(monkeypatch) -> list[int]:
+    """The line numbers whose records the Structs decoded and put a column at a time, as read."""
+    held: list[int] = []
+    add = dashboard._Known.add
+
+    def spy(self, n: int, line: bytes, before) -> bool:
+        ok = add(self, n, line, before)
+        if ok:
+            held.append(n)
+        return ok
+
+    monkeypatch.setattr(dashboard._Known, "add", spy)
+    return held
+
+
+def test_the_structs_read_all_but_the_lines_of_new_keys(tmp_path: Path, monkeypatch) -> None:
+    """Only a line with keys not seen before is read by the ordinary path (which notes them); a key
+    first logged late in the file is still named unread, and a judged one read."""
+    path = tmp_path / "metrics.jsonl"
+    late = b', "other/late": 1, "train/grad_norm": 2'
+    lines = [_plain(s).replace(b', "train/grad_norm": NaN', b"") for s in range(1, 301)]
+    lines += [_plain(s).replace(b', "train/grad_norm": NaN', b"") + b"" for s in range(301, 303)]
+    lines += [_plain(s).replace(b', "train/grad_norm": NaN', late) for s in range(303, 400)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    decoded = _decoded(monkeypatch)
+    fast = _run(path, "dashboard", monkeypatch, fast=True)
+    assert fast == slow
+    assert "other/late" in fast[2] and dict(fast[0]["train/grad_norm"]) == {s: "2.0" for s in range(303, 400)}
+    assert sorted(set(range(1, 400)) - set(decoded)) == [1, 303]
+
+
+def test_the_structs_are_rebuilt_a_capped_number_of_times(tmp_path: Path, monkeypatch) -> None:
+    """A log of ever new keys: after REBUILDS rebuilds (or MAX_FIELDS keys) such lines stay on the
+    ordinary path, and the run reads the same."""
+    path = tmp_path / "metrics.jsonl"
+    lines = [_plain(s, b', "other/k%d": 1, "train/loss": %d' % (s, s)) for s in range(1, 60)]
+    path.write_bytes(b"\n".join(lines + [_plain(s) for s in range(60, 70)]) + b"\n")
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    assert len(slow[2]) == 60  # other/key and the 59 new ones
+    for rebuilds, fields in ((3, 10_000), (100, 12)):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(dashboard_struct, "REBUILDS", rebuilds)
+            mp.setattr(dashboard_struct, "MAX_FIELDS", fields)
+            built: list[int] = []
+            build = dashboard_struct.KnownKeys._build
+            mp.setattr(
+                dashboard_struct.KnownKeys, "_build", lambda self, b=built, f=build: b.append(self.size) or f(self)
+            )
+            decoded = _decoded(mp)
+            assert _run(path, "dashboard", mp, fast=True) == slow
+            assert len(built) <= rebuilds and max(built) <= fields
+            # Each line of a new key is read by the ordinary path; the plain lines after, by the Structs.
+            assert not set(decoded) & set(range(1, 60)) and set(range(61, 70)) <= set(decoded)
 
 
 values = st.one_of(
@@ -174,6 +311,8 @@ def _both(path: Path, form: str, chunk: int) -> None:
         assert _run(path, form, mp, fast=True, chunk=chunk) == slow
     with pytest.MonkeyPatch.context() as mp:
         assert _run(path, form, mp, fast=True) == slow
+    with pytest.MonkeyPatch.context() as mp:
+        assert _run(path, form, mp, fast=True, structs=False) == slow
 
 
 @settings(max_examples=80, deadline=None)
