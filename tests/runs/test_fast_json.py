@@ -215,6 +215,8 @@ def test_lines_the_structs_read_otherwise_are_read_as_json_loads_reads_them(
     slow = _run(path, "dashboard", monkeypatch, fast=False)
     assert _run(path, "dashboard", monkeypatch, fast=True) == slow
     assert _run(path, "dashboard", monkeypatch, fast=True, structs=False) == slow
+    # In chunks of a few lines: a chunk whose lines all decode is decoded at once (`_Known.take`).
+    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=700) == slow
 
 
 def test_a_key_logged_with_two_step_keys_keeps_the_line_order(tmp_path: Path, monkeypatch) -> None:
@@ -229,6 +231,26 @@ def test_a_key_logged_with_two_step_keys_keeps_the_line_order(tmp_path: Path, mo
     slow = _run(path, "dashboard", monkeypatch, fast=False)
     assert {v for _, v in slow[0]["train/loss"]} == {"0.5", "2.0"}
     assert _run(path, "dashboard", monkeypatch, fast=True) == slow
+    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=1000) == slow
+
+
+def test_chunks_that_end_at_a_line_end_are_read_in_line_order(tmp_path: Path, monkeypatch) -> None:
+    """Lines of one width, in chunks of three: the first chunk is read line by line (a line of new
+    keys, then records held), the next ones decoded at once, one with a line of new keys that re-logs
+    a step again read line by line."""
+    lines = [_plain(s) for s in range(10, 16)]
+    lines += [_plain(50, b', "other/new": 1').replace(b'"train/loss": 0.5', b'"train/loss": 9'), _plain(50), _plain(51)]
+    lines += [_plain(s) for s in range(52, 58)]
+    width = max(map(len, lines)) + 1
+    path = tmp_path / "metrics.jsonl"
+    path.write_bytes(b"".join(line.ljust(width) + b"\n" for line in lines))  # trailing spaces: still JSON
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    decoded = _decoded(monkeypatch)
+    taken: list[int] = []
+    take = dashboard._Known.take
+    monkeypatch.setattr(dashboard._Known, "take", lambda self, n, *a: take(self, n, *a) and not taken.append(n))
+    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=3 * (width + 1)) == slow
+    assert decoded == [2, 3, 8, 9] and taken == [4, 10, 13]
 
 
 def _decoded(monkeypatch) -> list[int]:
@@ -258,7 +280,7 @@ def test_the_structs_read_all_but_the_lines_of_new_keys(tmp_path: Path, monkeypa
     slow = _run(path, "dashboard", monkeypatch, fast=False)
     decoded = _decoded(monkeypatch)
     fast = _run(path, "dashboard", monkeypatch, fast=True)
-    assert fast == slow
+    assert fast == slow and _run(path, "dashboard", monkeypatch, fast=True, chunk=1000) == slow
     assert "other/late" in fast[2] and dict(fast[0]["train/grad_norm"]) == {s: "2.0" for s in range(303, 400)}
     assert sorted(set(range(1, 400)) - set(decoded)) == [1, 303]
 

@@ -60,6 +60,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 _flush(batch, known)
                 too_long(out, rel, n)
                 continue
+            if spelled and known is not None and short == CHUNK and known.take(n, lines, batch):
+                continue  # every line of the chunk decoded
             for i, line in enumerate(lines):
                 if len(line) > short and len(line) > collect.MAX_LINE:  # only when a chunk is longer
                     _flush(batch, known)
@@ -365,6 +367,21 @@ class _Known:
         self.lines.append(line)
         if len(self.records) >= _BATCH:
             self.flush()
+        return True
+
+    def take(self, n: int, lines: list[bytes], before: _Batch) -> bool:
+        """Decode and put the lines of a chunk (the first is line `n`) at once; False, with nothing
+        done, unless every one decodes (then they are read line by line, by `add`)."""
+        if self.failed or self.keys.decode is None:
+            return False
+        try:
+            records = list(map(self.keys.decode, lines))
+        except self.keys.errors:
+            return False
+        before.flush()
+        self.flush()
+        self.records, self.at, self.lines = records, list(range(n, n + len(lines))), lines
+        self.flush()
         return True
 
     def flush(self) -> None:
