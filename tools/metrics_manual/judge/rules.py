@@ -25,6 +25,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import not_
 from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -506,7 +507,10 @@ class _KeyFacts:
         values = run.series.get(key)
         self.bad: Failing = []
         if values is not None and not values.finite():
-            self.bad = [(s, v) for s, v in values.items() if not math.isfinite(v) and s not in excluded]
+            # At C speed: the values that are not finite, of 100,000 a long run logs.
+            vals = values.values()
+            bad = list(compress(values.items(), map(not_, map(math.isfinite, vals))))
+            self.bad = [p for p in bad if p[0] not in excluded] if excluded else bad
         self.invalid = run.invalid.get(key, {})
         self.conflicts = [c for c in run.conflicts.get(key, []) if c[0] not in excluded]
         self.names = [c for c in run.name_conflicts.get(key, []) if c[0] not in excluded]
