@@ -215,16 +215,24 @@ class Case:
     points: list[tuple[int, float]] = field(default_factory=list)  # (step, value) at the covered steps logged
 
     def __post_init__(self) -> None:
-        # A Series finds a step by bisection: for many steps a dict of it, built at C speed, is faster.
-        values = self.values.as_dict() if isinstance(self.values, Series) else self.values
-        logged = list(filter(values.__contains__, self.covered))  # at C speed: a run has 100,000 steps
-        self.points = list(zip(logged, map(values.__getitem__, logged)))
+        # At C speed: a long run has 100,000 steps. Most often a metric is logged at each step it covers.
+        series = self.values if isinstance(self.values, Series) else None
+        steps: list[int] | None = list(series) if series is not None and len(series) == len(self.covered) else None
+        if steps is not None and steps == self.covered:
+            logged, logged_values = steps, list(self.values.values())
+        else:  # a Series finds a step by bisection: for many steps a dict of it, built at C speed, is faster
+            few = series is not None and len(self.covered) * 16 < len(series)  # a window of a long run
+            values = series.as_dict() if series is not None and not few else self.values
+            logged = list(filter(values.__contains__, self.covered))
+            logged_values = list(map(values.__getitem__, logged))
+        self.points = list(zip(logged, logged_values))
+        self._columns = (logged, logged_values)
         self._observed: tuple[Observed, bool] | None = None
 
     def observed(self) -> tuple[Observed, bool]:
         """What its points show, and whether each value is finite (once: two rules ask)."""
         if self._observed is None:
-            self._observed = _observed_finite(self.points)
+            self._observed = _observed_finite(*self._columns)
         return self._observed
 
 
@@ -234,25 +242,23 @@ def _point(step: int, value: float | None) -> Point:
     return Point(step=step, value="NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity")
 
 
-def _observed_finite(points: list[tuple[int, float]]) -> tuple[Observed, bool]:
+def _observed_finite(steps: list[int], values: list[float]) -> tuple[Observed, bool]:
     """The points' finite values summed up (the first step of the least and of the greatest), and
     whether every value is finite. At C speed: a metric of a long run has 100,000 points."""
-    if not points:
-        return Observed(count=0), True
-    steps, values = map(list, zip(*points))
-    finite = list(map(math.isfinite, values))
-    every = all(finite)
+    count = len(values)
+    every = math.isfinite(sum(values)) or all(map(math.isfinite, values))  # a sum of finite values stays finite
     if not every:
+        finite = list(map(math.isfinite, values))
         steps, values = list(compress(steps, finite)), list(compress(values, finite))
     if not values:
-        return Observed(count=len(points)), every
+        return Observed(count=count), every
     lo, hi = min(values), max(values)
     return (
         Observed(
             min=lo,
             max=hi,
             median=statistics.median(values),
-            count=len(points),
+            count=count,
             min_step=steps[values.index(lo)],
             max_step=steps[values.index(hi)],
         ),
