@@ -416,3 +416,16 @@ def _unread(data: bytes, start: int, end: int, read: list[tuple[int, int]]) -> l
             out.append(line)
         at += len(line) + 1
     return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PIECES, max_size=40))
+def test_the_simd_split_gives_the_lines_bytes_split_gives(pieces: list[bytes]) -> None:
+    """The dashboard's lines are views into its buffer (stringzilla's split): the same bytes as bytes.split."""
+    data = bytearray(b"".join(pieces))
+    assert collect._Str is not None  # pinned: the SIMD split is what this compares
+    views = collect.lines_of(data)
+    assert [bytes(v) for v in views] == bytes(data).split(b"\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(collect, "_Str", None)
+        assert collect.lines_of(data) == bytes(data).split(b"\n")

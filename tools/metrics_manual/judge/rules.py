@@ -515,7 +515,7 @@ class _KeyFacts:
         if values is not None and not values.finite():
             # At C speed: the values that are not finite, of 100,000 a long run logs.
             vals = values.values()
-            bad = list(compress(values.items(), map(not_, map(math.isfinite, vals))))
+            bad: Failing = list(compress(values.items(), map(not_, map(math.isfinite, vals))))
             self.bad = [p for p in bad if p[0] not in excluded] if excluded else bad
         self.invalid = run.invalid.get(key, {})
         self.conflicts = [c for c in run.conflicts.get(key, []) if c[0] not in excluded]

@@ -90,6 +90,13 @@ def finder(data: bytes | bytearray) -> Callable[..., int]:
     return _Str(data).find if _Str is not None else data.find
 
 
+def lines_of(data: bytearray) -> list[Any]:
+    """`data.split(b"\\n")`: views into `data` (stringzilla's Str, which msgspec decodes and `bytes()`
+    copies out; 4x faster than splitting bytes, which copies every line) where it is installed, else
+    bytes. A view reads what `data` holds when it is read: keep `bytes(view)` beyond that."""
+    return list(_Str(data).split("\n")) if _Str is not None else bytes(data).split(b"\n")
+
+
 def counter(data: bytes | bytearray) -> Callable[..., int]:
     """`data.count` of a substring (occurrences that do not overlap, left to right), or the same count
     with SIMD (stringzilla) where it is installed."""
@@ -564,11 +571,12 @@ def invalid_key(bad: str) -> str:
     return f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped"
 
 
-def json_record(line: bytes, n: int, rel: str, out: Collector, *, fast: bool = False) -> Any:
+def json_record(line: bytes | bytearray, n: int, rel: str, out: Collector, *, fast: bool = False) -> Any:
     """The record of one line as json_records reads it (the line with its newline, if it has one),
     or None when the line is blank or gives a finding (then it is made here)."""
     import json
 
+    line = bytes(line)  # the dashboard's lines are cut from a reused buffer (bytes(line) is line for bytes)
     if fast and (record := fast_record(line, out.step_key_set, out.keys)) is not None:
         return record  # orjson never returns a lone surrogate: no key to check
     if not line.strip():

@@ -48,7 +48,7 @@ class _Kind:
 
     own: str
     attrs: dict[str, str]
-    kept: list[tuple[str, Callable[[Any], Any], str | None]]
+    kept: Sequence[tuple[str, Callable[[Any], Any], str | None]]
 
 
 class KnownKeys:
@@ -114,7 +114,8 @@ class KnownKeys:
         ms, out = self.msgspec, self.out
         judged = Union[Annotated[float, ms.Meta(gt=-BIG, lt=BIG)], str]  # noqa: UP007 - a runtime type
         keep, step_keys = out.keys, out.step_key_set
-        self.kinds, types, seen = {}, [], {}
+        self.kinds, types = {}, []
+        seen: dict[str, set[str]] = {}
         for i, (own, keys) in enumerate([*self.owners.items(), (_NEVER, {})]):
             attrs = {k: f"k{j}" for j, k in enumerate(keys)}
             fields, kept = [], []
