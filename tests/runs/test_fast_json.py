@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.runs import collect, dashboard, dashboard_struct, events
+from metrics_manual.runs import collect, dashboard, events, known_keys
 from metrics_manual.runs.read import read_run
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step"}
@@ -295,13 +295,11 @@ def test_the_structs_are_rebuilt_a_capped_number_of_times(tmp_path: Path, monkey
     assert len(slow[2]) == 60  # other/key and the 59 new ones
     for rebuilds, fields in ((3, 10_000), (100, 12)):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(dashboard_struct, "REBUILDS", rebuilds)
-            mp.setattr(dashboard_struct, "MAX_FIELDS", fields)
+            mp.setattr(known_keys, "REBUILDS", rebuilds)
+            mp.setattr(known_keys, "MAX_FIELDS", fields)
             built: list[int] = []
-            build = dashboard_struct.KnownKeys._build
-            mp.setattr(
-                dashboard_struct.KnownKeys, "_build", lambda self, b=built, f=build: b.append(self.size) or f(self)
-            )
+            build = known_keys.KnownKeys._build
+            mp.setattr(known_keys.KnownKeys, "_build", lambda self, b=built, f=build: b.append(self.size) or f(self))
             decoded = _decoded(mp)
             assert _run(path, "dashboard", mp, fast=True) == slow
             assert len(built) <= rebuilds and max(built) <= fields

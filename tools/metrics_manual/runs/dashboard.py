@@ -36,7 +36,7 @@ from metrics_manual.runs.collect import (
     number,
     too_long,
 )
-from metrics_manual.runs.dashboard_struct import KnownKeys, put_columns
+from metrics_manual.runs.dashboard_struct import known_keys, put_columns
 
 CHUNK = 4 * 1024 * 1024
 
@@ -351,7 +351,7 @@ class _Known:
 
     def __init__(self, out: Collector, rel: str, missing_step: set[str]) -> None:
         self.out, self.rel, self.missing_step = out, rel, missing_step
-        self.keys = KnownKeys(out, SPELLED)
+        self.keys = known_keys(out, SPELLED)
         self.records: list[Any] = []
         self.at: list[int] = []
         self.lines: list[bytes] = []
