@@ -253,6 +253,71 @@ def test_chunks_that_end_at_a_line_end_are_read_in_line_order(tmp_path: Path, mo
     assert decoded == [2, 3, 8, 9] and taken == [4, 10, 13]
 
 
+def _metric_line(step: int, extra: bytes = b"", attempt: bytes = b"null") -> bytes:
+    return (
+        b'{"timestamp": "t", "source": {"c": 1}, "type": "metric", "rollout_id": null, "attempt": %s, '
+        b'"metrics": {"train/step": %d, "train/loss": 0.5, "train/grad_norm": null, "rollout/step": %d, '
+        b'"rollout/raw_reward": 1, "other/key": 2%s}}' % (attempt, step, step, extra)
+    )
+
+
+# Metric lines among others whose keys the Struct knows (so that they reach the decoder), that must
+# be read as json.loads reads them.
+EVENT_STRUCT = [
+    _metric_line(60, attempt=b"2"),  # a retry: the attempt rule, record by record
+    _metric_line(5, attempt=b"1"),
+    _metric_line(61, attempt=b"true"),
+    _metric_line(62, attempt=b'"3"'),
+    _metric_line(63).replace(b'"train/step": 63', b'"train/step": 63.0'),
+    _metric_line(64).replace(b'"train/step": 64', b'"train/step": null'),
+    _metric_line(65).replace(b'"train/step": 65, ', b""),  # logged without its step key
+    _metric_line(66).replace(b'"train/step": 66', b'"train/step": -1'),
+    _metric_line(67).replace(b'"train/step": 67', b'"train/step": true'),
+    _metric_line(68).replace(b'"train/loss": 0.5', b'"train/loss": "x"'),
+    _metric_line(69).replace(b'"train/loss": 0.5', b'"train/loss": false'),
+    _metric_line(70).replace(b'"train/loss": 0.5', b'"train/loss": 123456789012345678901234567890'),
+    _metric_line(71).replace(b'"train/loss": 0.5', b'"train/loss": -0'),
+    _metric_line(72).replace(b'"type": "metric"', b'"type": "witness"'),  # not a metric event: not read
+    _metric_line(73).replace(b'"type": "metric"', b'"type": "metric", "type": "x"'),
+    _metric_line(74).replace(b'"type": "metric"', b'"type": "x", "type": "metric"'),
+    _metric_line(75).replace(b'"timestamp": "t"', b'"timestamp": "\\u0074"'),  # a backslash: read alone
+    _metric_line(76).replace(b'"timestamp": "t"', b'"timestamp": "\xff"'),
+    _metric_line(77).replace(b'"timestamp": "t"', b'"new": 1'),  # a top-level key not seen before
+    _metric_line(78).replace(b'"metrics": {', b'"metrics": {"train/loss": 9, '),
+    _metric_line(79, b', "other/huge": 1' + b"0" * 5000),
+    _metric_line(80, b', "other/big": 1e400'),
+    _metric_line(81, b', "other/new": [1, {"a": null}]'),
+    _metric_line(5),  # a step logged again
+]
+
+
+@pytest.mark.parametrize("line", EVENT_STRUCT, ids=range(len(EVENT_STRUCT)))
+def test_metric_lines_the_struct_reads_otherwise_are_read_as_json_loads_reads_them(
+    tmp_path: Path, monkeypatch, line: bytes
+) -> None:
+    path = tmp_path / "events.jsonl"
+    other = b'{"type": "weight_checksum", "checksums": {"a": "00ff"}}'
+    lines = [_metric_line(s) for s in range(1, 6)] + [other, line, other] + [_metric_line(s) for s in range(100, 103)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    slow = _run(path, "events", monkeypatch, fast=False)
+    assert _run(path, "events", monkeypatch, fast=True) == slow
+    assert _run(path, "events", monkeypatch, fast=True, structs=False) == slow
+    assert _run(path, "events", monkeypatch, fast=True, chunk=700) == slow
+
+
+def test_the_struct_reads_the_metric_lines_of_known_keys(tmp_path: Path, monkeypatch) -> None:
+    """Only the first metric line of each new key set is read alone; the run reads the same."""
+    path = tmp_path / "events.jsonl"
+    lines = [_metric_line(s) for s in range(1, 50)] + [_metric_line(s, b', "other/late": 1') for s in range(50, 90)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    slow = _run(path, "events", monkeypatch, fast=False)
+    alone: list[int] = []
+    line = events._line
+    monkeypatch.setattr(events, "_line", lambda text, at, *a: alone.append(at) or line(text, at, *a))
+    assert _run(path, "events", monkeypatch, fast=True) == slow and "other/late" in slow[2]
+    assert alone == [0, sum(len(x) + 1 for x in lines[:49])]
+
+
 def _decoded(monkeypatch) -> list[int]:
     """The line numbers whose records the Structs decoded and put a column at a time, as read."""
     held: list[int] = []

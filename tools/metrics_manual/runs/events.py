@@ -22,6 +22,7 @@ from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
+from metrics_manual.runs import event_struct
 from metrics_manual.runs.collect import (
     MAX_LINE,
     SURROGATE,
@@ -34,6 +35,7 @@ from metrics_manual.runs.collect import (
     not_a_step,
     number,
     record_surrogate,
+    struct_parser,
 )
 
 # "metri" and a lone backslash: a byte search that runs fast over hex checksums (the bulk of
@@ -49,6 +51,9 @@ def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
     problems: Problems = []
     cut = False
+    # msgspec decodes a metric line into a Struct of the keys seen so far (runs/event_struct.py);
+    # orjson (or json.loads) reads the others.
+    known = _Known(out, problems, missing_step) if struct_parser() is not None else None
     # One buffer read into again and again: a new 4 MB bytes object a chunk costs the kernel a
     # page fault per 4 KB page (a quarter of the time of a plain read). Its lines are copied out.
     buf = bytearray(CHUNK)
@@ -76,7 +81,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 long_len += nl + 1
                 if long_len <= MAX_LINE:
                     line = b"".join(long) + bytes(chunk[: nl + 1])
-                    _scan(line, 0, len(line), offset, out, problems, missing_step)
+                    _scan(line, 0, len(line), offset, out, problems, missing_step, known)
                 else:
                     problems.append((offset, codes.LINE_TOO_LONG, _too_long(), "error", 1))
                 offset += long_len
@@ -87,12 +92,12 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 nl = chunk.find(b"\n")
                 if nl >= 0:
                     line = tail + bytes(chunk[: nl + 1])
-                    _scan(line, 0, len(line), offset, out, problems, missing_step)
+                    _scan(line, 0, len(line), offset, out, problems, missing_step, known)
                     offset += len(line)
                     tail, start = b"", nl + 1
             last = chunk.rfind(b"\n", start) + 1
             if last:
-                _scan(chunk, start, last, base, out, problems, missing_step)
+                _scan(chunk, start, last, base, out, problems, missing_step, known)
                 tail, offset = bytes(chunk[last:]), base + last
             elif start < len(chunk) or tail:
                 # No line ends in the rest of this chunk: one line longer than a chunk.
@@ -133,11 +138,57 @@ def _scan(
     out: Collector,
     problems: Problems,
     missing_step: set[str],
+    known: _Known | None = None,
 ) -> None:
     """Read the metric lines of data[start:end] (whole lines; data[i] is at file offset base + i)."""
     view = memoryview(data)  # a line is copied out once (a bytearray's slice would be copied twice)
+    if known is not None:
+        known.scan(data, view, start, end, base)
+        return
     for begin, stop in lines_to_read(data, start, end):
         _line(bytes(view[begin:stop]), base + begin, out, problems, missing_step)
+
+
+class _Known:
+    """Metric lines msgspec decoded into the Struct of the keys seen so far (runs/event_struct.py),
+    from consecutive lines of a chunk, put a column per key; any line it cannot put so is read alone
+    (`_line`), in line order."""
+
+    def __init__(self, out: Collector, problems: Problems, missing_step: set[str]) -> None:
+        self.out, self.problems, self.missing_step = out, problems, missing_step
+        self.keys = event_struct.known_keys(out)
+        self.failed = False  # the last line was not decoded: its keys may be new
+
+    def scan(self, data: bytes | bytearray, view: memoryview, start: int, end: int, base: int) -> None:
+        escapes = finder(data)(_ESCAPE, start, end) >= 0  # a line with a backslash is never decoded
+        held: list[Any] = []
+        spans: list[tuple[int, int]] = []
+        for begin, stop in lines_to_read(data, start, end):
+            if self.failed:  # the lines that failed were read by `_line`: their keys are noted
+                self.failed = False
+                self.keys.learn()
+            line = view[begin:stop]
+            if (escapes and data.find(_ESCAPE, begin, stop) >= 0) or (record := self.keys.record(line)) is None:
+                self.failed = True
+                self._put(held, spans, view, base)
+                held, spans = [], []
+                _line(bytes(line), base + begin, self.out, self.problems, self.missing_step)
+                continue
+            held.append(record)
+            spans.append((begin, stop))
+        self._put(held, spans, view, base)
+
+    def _put(self, held: list[Any], spans: list[tuple[int, int]], view: memoryview, base: int) -> None:
+        """Put the records a column per key or, where that fails, halves of them in turn."""
+        if not held or event_struct.put_columns(self.out, self.keys, held):
+            return
+        if len(held) > 8:
+            mid = len(held) // 2
+            self._put(held[:mid], spans[:mid], view, base)
+            self._put(held[mid:], spans[mid:], view, base)
+            return
+        for begin, stop in spans:
+            _line(bytes(view[begin:stop]), base + begin, self.out, self.problems, self.missing_step)
 
 
 def lines_to_read(data: bytes | bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
