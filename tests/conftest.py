@@ -178,7 +178,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-# Test modules whose module-scoped fixtures are dear: a whole site built and served (and read in Chromium),
+# Test modules whose module-scoped fixtures are dear: a whole site built (and served and read in Chromium),
 # mypy's cold run on the package. Under pytest-xdist the tests of one such fixture run on one worker, so
 # it is made once. The browser tests' `site` parameter is a site of its own. Every other test is a unit
 # of its own, as with --dist load.
@@ -186,6 +186,7 @@ SHARED_FIXTURES = {
     "tests/site/test_browser.py": "by parameter",
     "tests/project/test_security.py": "whole module",
     "tests/project/test_types.py": "whole module",
+    "tests/site/test_site.py": "whole module",
 }
 
 
