@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,6 +21,13 @@ from metrics_manual.site.render import inert
 
 def site_markdown(source: str) -> str:
     """Markdown to HTML with the extensions of the site's mkdocs.yml (read, never typed here)."""
+    md = _site_markdown()
+    md.reset()  # one instance for every example: making one with its extensions costs more than a page
+    return md.convert(source)
+
+
+@functools.cache
+def _site_markdown() -> markdown.Markdown:
     config = yaml.load(
         (REPO / "mkdocs.yml").read_text("utf-8"), Loader=yaml.BaseLoader
     )  # BaseLoader: !ENV tags stay text
@@ -28,7 +36,7 @@ def site_markdown(source: str) -> str:
         name, options = (item, {}) if isinstance(item, str) else next(iter(item.items()))
         names.append(name)
         configs[name] = {k: {"true": True, "false": False}.get(v, v) for k, v in (options or {}).items()}
-    return markdown.markdown(source, extensions=names, extension_configs=configs)
+    return markdown.Markdown(extensions=names, extension_configs=configs)
 
 
 class _Text(HTMLParser):
