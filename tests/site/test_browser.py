@@ -260,9 +260,10 @@ def reads(browser, site, manual) -> dict[str, dict[str, dict]]:
         if landings.get(path):
             _lay_out(page, PHONE)  # where entries are tallest
             for metric in landings[path]:
-                page.evaluate("id => { location.hash = id; }", metric.anchor)  # as a link on the page does
-                page.evaluate(_TWO_FRAMES)
-                out["landed"][metric.key] = page.evaluate(_LANDED, metric.anchor)
+                # As a link on the page does: setting the hash scrolls to the entry at once (a same-page navigation).
+                out["landed"][metric.key] = page.evaluate(
+                    f"id => {{ location.hash = id; return ({_LANDED})(id); }}", metric.anchor
+                )
     _done(page, base)
     return out
 
