@@ -178,16 +178,22 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-# Test modules whose module-scoped fixtures build and serve a whole site (and read it in Chromium): under
-# pytest-xdist the tests of one site run on one worker, so each site is built and read once. The browser
-# tests' `site` parameter is a site of its own. Every other test is a unit of its own, as with --dist load.
-SHARED_SITES = {"tests/site/test_browser.py": "by parameter", "tests/project/test_security.py": "whole module"}
+# Test modules whose module-scoped fixtures are dear: a whole site built (and served and read in Chromium),
+# mypy's cold run on the package. Under pytest-xdist the tests of one such fixture run on one worker, so
+# it is made once. The browser tests' `site` parameter is a site of its own. Every other test is a unit
+# of its own, as with --dist load.
+SHARED_FIXTURES = {
+    "tests/site/test_browser.py": "by parameter",
+    "tests/project/test_security.py": "whole module",
+    "tests/project/test_types.py": "whole module",
+    "tests/site/test_site.py": "whole module",
+}
 
 
 def site_scope(nodeid: str) -> str:
-    """The unit of work of a test: its site's, or its own."""
+    """The unit of work of a test: its shared fixture's, or its own."""
     module, _, test = nodeid.partition("::")
-    how = SHARED_SITES.get(module)
+    how = SHARED_FIXTURES.get(module)
     if how is None:
         return nodeid
     return module + ("[" + test.rpartition("[")[2] if how == "by parameter" else "")

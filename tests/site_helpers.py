@@ -14,7 +14,6 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 REFERENCE_DIR = "docs/reference/metrics/"
@@ -90,11 +89,6 @@ def wait_for(predicate: Callable[[], object], timeout: float) -> float:
             pass
         time.sleep(0.1)
     raise AssertionError(f"not within {timeout} s")
-
-
-def section_of(manual: Any, key: str) -> str:
-    """The id of the catalog section that holds a metric (its page: reference/metrics/<id>/)."""
-    return next(s.id for s in manual.catalog.sections for m in s.metrics if m.key == key)
 
 
 def built_reference(site: Path) -> str:

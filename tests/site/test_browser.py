@@ -241,24 +241,37 @@ def pages_read(site: tuple, manual: Manual) -> list[str]:
 
 @pytest.fixture(scope="module")
 def reads(browser, site, manual) -> dict[str, dict[str, dict]]:
-    """Every page read once at each width: width -> page -> what `_READ` found. A page load is the dear
-    part of a browser test (about 0.4 s of Chromium's time), so the tests below assert on one read of
-    each page: loaded at one width, then laid out anew at the other (CSS decides the layout; the pages
-    alternate which width they load at, and the landing and no-JavaScript tests load at the phone's)."""
+    """Every page read once at each width: width -> page -> what `_READ` found; and "landed" -> key ->
+    what `_LANDED` found when a link on its section's page led to the entry at the phone's width (every
+    entry `visited` opens). A page load is the dear part of a browser test (about 0.4 s of Chromium's
+    time), so the tests below assert on one read of each page: loaded at one width, then laid out anew at
+    the other (CSS decides the layout; the pages alternate which width they load at)."""
     _, base, _ = site
-    out: dict[str, dict[str, dict]] = {width: {} for width in WIDTHS}
+    out: dict[str, dict[str, dict]] = {width: {} for width in WIDTHS} | {"landed": {}}
     page = _tab(browser, base, viewport=DESKTOP)
-    order = list(WIDTHS.items())
+    sample = visited(manual, site[0])
+    landings = {path: [m for m in metrics if m.key in sample] for path, metrics in section_pages(manual)}
     for path in pages_read(site, manual):
         page.goto(f"{base}/{path}")
-        for width, viewport in order:
-            if page.viewport_size != viewport:
-                page.set_viewport_size(viewport)
-                page.evaluate(_TWO_FRAMES)  # the page's own resize handlers run before the read
+        # The width it loaded at first, then the other: the next page loads at the width this one ends at.
+        for width, viewport in sorted(WIDTHS.items(), key=lambda item: item[1] != page.viewport_size):
+            _lay_out(page, viewport)
             out[width][path] = page.evaluate(_READ, width == "desktop")
-        order.reverse()  # the next page loads at the width this one ended at
+        if landings.get(path):
+            _lay_out(page, PHONE)  # where entries are tallest
+            for metric in landings[path]:
+                # As a link on the page does: setting the hash scrolls to the entry at once (a same-page navigation).
+                out["landed"][metric.key] = page.evaluate(
+                    f"id => {{ location.hash = id; return ({_LANDED})(id); }}", metric.anchor
+                )
     _done(page, base)
     return out
+
+
+def _lay_out(page, viewport: dict[str, int]) -> None:
+    if page.viewport_size != viewport:
+        page.set_viewport_size(viewport)
+        page.evaluate(_TWO_FRAMES)  # the page's own resize handlers run before the read
 
 
 def test_every_metric_has_an_entry_with_its_meaning_and_ranges(reads, manual) -> None:
@@ -480,14 +493,29 @@ _LANDED = """id => {
 }"""
 
 
+def _landed_well(seen: dict, viewport: dict[str, int], key: str) -> None:
+    """Below the fixed header, the meaning and every range line on screen, and only the target highlighted."""
+    assert seen["heading"] >= seen["header"] - 1, (key, viewport)
+    assert seen["meaning"] <= viewport["height"], (key, viewport)
+    assert seen["last"] <= viewport["height"], (key, viewport)
+    assert seen["highlighted"] == [metric_anchor(key)], (key, "only the target is highlighted")
+
+
+def test_a_link_to_an_entry_shows_it_whole_and_highlighted_on_a_phone(reads, site, manual) -> None:
+    """Every entry `visited` opens, on the real manual too (its entries are the tallest)."""
+    assert set(reads["landed"]) == visited(manual, site[0])
+    for key, seen in reads["landed"].items():
+        _landed_well(seen, PHONE, key)
+
+
+@FIXTURE_ONLY
 def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) -> None:
+    """A page opened at an entry's address, at both widths (the site's frame is the same on the real manual)."""
     _, base, _ = site
-    # The real manual is read at the phone's width, where its entries are tallest.
-    for viewport in (DESKTOP, PHONE) if on_fixture(site) else (PHONE,):
+    for viewport in (DESKTOP, PHONE):
         page = _tab(browser, base, viewport=viewport)
-        sample = visited(manual, site[0])
         for section in manual.catalog.sections:
-            for n, metric in enumerate(m for m in section.metrics if m.key in sample):
+            for n, metric in enumerate(section.metrics):
                 # The old address, from before each section had a page: the map sends the reader on
                 # (at one width). Then the section's other entries, as a link on the page reaches them.
                 old = n == 0 and viewport is DESKTOP
@@ -496,12 +524,7 @@ def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) 
                     "([id, path]) => location.hash === '#' + id && location.pathname.endsWith(path)",
                     arg=[metric.anchor, f"/reference/metrics/{section.id}/"],
                 )
-                seen = page.evaluate(_LANDED, metric.anchor)
-                # Below the fixed header, and the meaning and every range line on screen.
-                assert seen["heading"] >= seen["header"] - 1, (metric.key, viewport)
-                assert seen["meaning"] <= viewport["height"], (metric.key, viewport)
-                assert seen["last"] <= viewport["height"], (metric.key, viewport)
-                assert seen["highlighted"] == [metric.anchor], (metric.key, "only the target is highlighted")
+                _landed_well(page.evaluate(_LANDED, metric.anchor), viewport, metric.key)
         _done(page, base)
 
 
@@ -538,7 +561,7 @@ def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -
         if page.url.startswith(base):
             page.evaluate("localStorage.clear()")
         page.emulate_media(color_scheme=scheme)
-        page.goto(f"{base}/reference/metrics/")
+        page.goto(f"{base}/profiles/")  # the frame is every page's: its lightest page
         assert (page.evaluate(_LUMINANCE) < 0.3) == dark, scheme
         page.locator("form[data-md-component=palette] label:visible").first.click()
         page.wait_for_function(

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import html
-import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import snapshot
+from conftest import copy_repo, snapshot
 from metrics_manual.model.phrase import describe
 from metrics_manual.source.load import load_manual
-from site_helpers import (
-    ENV,
-    built_reference,
-    fetch,
-    free_port,
-    mkdocs_build,
-    mkdocs_build_process,
-    section_of,
-    wait_for,
-)
+from site_helpers import ENV, Built, built_reference, mkdocs_build, mkdocs_build_process
 
 # These tests run on a copy of the real manual, whatever it holds: they find what they edit
 # (the first profile, its first band, the first metric) instead of naming shipped data.
@@ -44,23 +32,6 @@ def first_band(data: dict) -> tuple[str, dict]:
             if e.get("kind") == "band" and e.get("min") is not None and e.get("max") is not None:
                 return key, e
     raise AssertionError("these tests edit a band with min and max; the first profile has none")
-
-
-def set_band(root: Path, low: float, high: float) -> tuple[str, str]:
-    """Rewrite the first profile's first band to [low, high]: (its metric key, its phrase as the page shows it)."""
-    path = first_profile(root)
-    data = yaml.safe_load(path.read_text("utf-8"))
-    key, band = first_band(data)
-    band.update(min=low, max=high)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
-    manual = load_manual(root)
-    unit = manual.metrics[key].unit
-    [e] = [
-        e
-        for e in manual.profile(data["id"]).expectations[key]
-        if getattr(e, "min", None) == low and getattr(e, "max", None) == high
-    ]
-    return key, describe(e, unit)
 
 
 def second_profile(root: Path) -> tuple[str, str, str]:
@@ -90,13 +61,20 @@ def second_profile(root: Path) -> tuple[str, str, str]:
     return data["title"], old, new
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Built]:
+    """The real manual as it is, built once for the tests that only read it: (its root, the build)."""
+    root = copy_repo(tmp_path_factory.mktemp("built") / "manual")
+    return root, mkdocs_build(root, root / "site")
+
+
 @pytest.mark.slow
-def test_strict_build_of_the_manual(repo_copy: Path, tmp_path: Path) -> None:
-    result = mkdocs_build(repo_copy, tmp_path / "site")
+def test_strict_build_of_the_manual(built: tuple[Path, Built]) -> None:
+    root, result = built
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr
-    page = built_reference(tmp_path / "site")
-    manual = load_manual(repo_copy)
+    page = built_reference(root / "site")
+    manual = load_manual(root)
     for metric in manual.metrics.values():
         assert f'<h3 class="mm-key" id="{metric.anchor}">' in page, metric.key
     for p in manual.profiles:
@@ -122,9 +100,10 @@ class _Loads(HTMLParser):
 
 
 @pytest.mark.slow
-def test_site_fetches_nothing_from_the_internet(repo_copy: Path, tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    assert mkdocs_build(repo_copy, site).returncode == 0
+def test_site_fetches_nothing_from_the_internet(built: tuple[Path, Built]) -> None:
+    root, result = built
+    assert result.returncode == 0, result.stderr
+    site = root / "site"
     remote = re.compile(r"^(?:[a-z]+:)?//", re.I)
     offenders = []
     for file in site.rglob("*.html"):
@@ -239,35 +218,3 @@ def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -
     result = mkdocs_build(repo_copy, tmp_path / "site")
     assert result.returncode != 0
     assert anchor in result.stderr
-
-
-def test_serve_shows_a_yaml_edit_without_a_rebuild_loop(repo_copy: Path, tmp_path: Path) -> None:
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(repo_copy / "mkdocs.yml")],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=ENV,
-        start_new_session=True,
-    )
-    section = section_of(
-        load_manual(repo_copy), first_band(yaml.safe_load(first_profile(repo_copy).read_text("utf-8")))[0]
-    )
-    url = f"http://127.0.0.1:{port}/reference/metrics/{section}/"
-    try:
-        wait_for(lambda: "mm-range" in fetch(url), 60)
-        _, phrase = set_band(repo_copy, 0.125, 9876.5)
-        took = wait_for(lambda: phrase in html.unescape(fetch(url)), 30)
-        print(f"edit shown after {took:.2f} s")
-        time.sleep(3)
-        builds = (tmp_path / "serve.log").read_text("utf-8").count("Building documentation")
-        time.sleep(3)
-        assert (tmp_path / "serve.log").read_text("utf-8").count("Building documentation") == builds, "rebuild loop"
-        # One initial build, one for the edit, at most one more for the pages the edit regenerated.
-        assert builds <= 3, (tmp_path / "serve.log").read_text("utf-8")
-        assert "0.125 to 9,876.5" in (repo_copy / f"docs/reference/metrics/{section}.md").read_text("utf-8")
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(10)
-        log.close()
