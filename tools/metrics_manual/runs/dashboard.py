@@ -4,11 +4,14 @@ One object per `log()` call: `{"ts", "step_key", "step", "metrics": {key: value}
 with json.dumps, so a non-finite value is the bare token NaN, Infinity or -Infinity
 (Python's json reads them).
 
-The file is read in 4 MB chunks. In a chunk with no backslash and no `~`, each bare token is
-spelled as a string of tildes of the same length (`_spell` says why that is exact) and orjson
-reads each line; those records are put a column per key at C speed (`_put_columns`), and a
-group of them whose values are not plain steps and numbers record by record. Any other line is
-read alone as `json_records` reads it (`json_record`, then `_record`).
+The file is read in 4 MB chunks into reused buffers. In a chunk with no backslash and no `~`,
+each bare token is spelled as a string of tildes of the same length (`_spell` says why that is
+exact), and msgspec decodes each line into a Struct of the keys seen so far (runs/known_keys.py);
+those records are put a column per key at C speed (runs/dashboard_struct.py). A spelled line it
+cannot decode (new keys, a value of another type) is read by orjson, put a column per key where
+its values are plain steps and numbers (`_put_columns`), record by record where not; its keys are
+then learned. Any other line is read alone as `json_records` reads it (`json_record`, then
+`_record`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ parsed only when it may be a metric line: a line is skipped unparsed only when i
 neither the bytes `metric` nor a backslash (an escape is the only other way JSON can spell
 the word, and duplicate keys make a "type" early in the line no proof), so
 any spacing, escaping or key order that json.loads accepts gives the same records.
+A metric line with no backslash is decoded by msgspec into a Struct of the keys seen so far
+(runs/known_keys.py, runs/event_struct.py) and put a column per key; any other is parsed by orjson
+where it reads it as json.loads does, else by json.loads (`_line`).
 Line numbers are counted only when a problem needs one. pydantic writes a non-finite value
 as `null`, so null is NaN here, never an absent value.
 """
