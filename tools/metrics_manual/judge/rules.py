@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import compress
 from operator import not_
 from typing import Literal, assert_never
@@ -212,7 +212,6 @@ class Case:
     expected_count: int
     rtol: float
     unfinished: int | None = None  # a step a cut last line leaves unfinished: nothing is missing there
-    points: list[tuple[int, float]] = field(default_factory=list)  # (step, value) at the covered steps logged
 
     def __post_init__(self) -> None:
         # At C speed: a long run has 100,000 steps. Most often a metric is logged at each step it covers.
@@ -225,14 +224,21 @@ class Case:
             values = series.as_dict() if series is not None and not few else self.values
             logged = list(filter(values.__contains__, self.covered))
             logged_values = list(map(values.__getitem__, logged))
-        self.points = list(zip(logged, logged_values))
-        self._columns = (logged, logged_values)
+        self.logged, self.logged_values = logged, logged_values  # the covered steps logged, their values
+        self._points: list[tuple[int, float]] | None = None
         self._observed: tuple[Observed, bool] | None = None
+
+    @property
+    def points(self) -> list[tuple[int, float]]:
+        """(step, value) at the covered steps logged; made when a rule lists them."""
+        if self._points is None:
+            self._points = list(zip(self.logged, self.logged_values))
+        return self._points
 
     def observed(self) -> tuple[Observed, bool]:
         """What its points show, and whether each value is finite (once: two rules ask)."""
         if self._observed is None:
-            self._observed = _observed_finite(*self._columns)
+            self._observed = _observed_finite(self.logged, self.logged_values)
         return self._observed
 
 
@@ -290,10 +296,9 @@ def _listed(points: Failing, near: list[float], most: int = 5) -> str:
 def band(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Band)
     e = c.e
-    points = c.points
     obs, every = c.observed()
     inside = every and obs.min is not None and e.contains(obs.min) and e.contains(obs.max)  # type: ignore[arg-type]
-    bad: Failing = [] if inside else [(s, v) for s, v in points if not e.contains(v)]
+    bad: Failing = [] if inside else [(s, v) for s, v in c.points if not e.contains(v)]
     near = [float(v) for v in (e.min, e.max) if v is not None]
     where = (
         f"max {measured(obs.max, near)} at step {num(obs.max_step)}, "  # type: ignore[arg-type]
@@ -303,7 +308,7 @@ def band(c: Case) -> RuleOutcome:
     )
     if bad:
         return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad, near)}", None
-    return "pass", [], f"{where}; {_of(c, len(points))} judged", None
+    return "pass", [], f"{where}; {_of(c, len(c.logged))} judged", None
 
 
 def median(c: Case) -> RuleOutcome:
@@ -311,8 +316,8 @@ def median(c: Case) -> RuleOutcome:
     e = c.e
     own = e.tolerance
     tol = own if own is not None else c.rtol
-    points = c.points
-    med = statistics.median(v for _, v in points)
+    points = c.logged_values
+    med = statistics.median(points)
     limit = tol * abs(e.value)
     off = abs(med - e.value)
     # A hair of slack for binary fractions: 0.9 * 1.1 must count as inside 10%.
@@ -329,18 +334,18 @@ def median(c: Case) -> RuleOutcome:
 def exact(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Exact)
     e = c.e
-    points = c.points
-    if isinstance(e.at, AtStep) and not points:
+    if isinstance(e.at, AtStep) and not c.logged:
         return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", None
-    bad: Failing = [(s, v) for s, v in points if not e.contains(v)]
+    every = c.logged_values.count(e.value) == len(c.logged)  # at C speed: == as `contains` compares
+    bad: Failing = [] if every else [(s, v) for s, v in c.points if not e.contains(v)]
     if bad:
         return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad, [e.value])}", None
     return (
         "pass",
         [],
-        f"{num(e.value)} at {_of(c, len(points))}"
-        if len(points) != 1
-        else f"{num(e.value)} at step {num(points[0][0])}",
+        f"{num(e.value)} at {_of(c, len(c.logged))}"
+        if len(c.logged) != 1
+        else f"{num(e.value)} at step {num(c.logged[0])}",
         None,
     )
 
@@ -634,7 +639,7 @@ def _one(
         return NotJudged(metric=key, expectation=i, reason=why)
     unfinished = run.unfinished.get(sk) if sk else None
     case = Case(key, e, values, covered, expected_count, rtol, unfinished)
-    points = case.points
+    points = case.logged  # the steps: `case.points` is made only where a rule lists them
     judging = rule(e)
     missing = [s for s in covered if s not in values and s != unfinished] if len(points) < len(covered) else []
     if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
