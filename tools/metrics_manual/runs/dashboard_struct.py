@@ -76,6 +76,7 @@ def _part(
                 return False
             step_puts.append((own, *steps))
     columns: dict[str, list[Any]] = {}  # a step key's column
+    whole: dict[str, list[Any]] = {}  # a step key -> the step of each record, for a key they all hold
     ready: dict[int, tuple[list[Any], array[int], bool]] = {}  # id of a step column -> it as an array
     for key, get, sk in kind.kept:
         values = list(map(get, metrics))
@@ -91,7 +92,9 @@ def _part(
                 return False
             step_puts.append((key, *at))
             continue
-        if sk in kind.attrs:
+        if present is None and sk in whole:
+            col = whole[sk]  # the keys of a log() call share their steps: looked at once
+        elif sk in kind.attrs:
             if sk not in columns:
                 columns[sk] = list(map(attrgetter(kind.attrs[sk]), metrics))
             col = columns[sk] if present is None else list(compress(columns[sk], present))
@@ -103,6 +106,8 @@ def _part(
             col = raw if present is None else list(compress(raw, present))
         else:
             return False  # logged without its step key: `_record` names it
+        if present is None:
+            whole[sk] = col
         if (made := ready.get(id(col))) is None:
             if (steps := _steps(col)) is None:
                 return False
