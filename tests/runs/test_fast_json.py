@@ -253,6 +253,20 @@ def test_chunks_that_end_at_a_line_end_are_read_in_line_order(tmp_path: Path, mo
     assert decoded == [2, 3, 8, 9] and taken == [4, 10, 13]
 
 
+def test_lines_that_fail_for_other_reasons_stop_the_learning(tmp_path: Path, monkeypatch) -> None:
+    """Every line fails to decode (a judged key is null) but brings no new key: the learning from
+    failed lines stops after a bounded number of tries, and the run reads the same."""
+    path = tmp_path / "metrics.jsonl"
+    lines = [_plain(s).replace(b'"train/loss": 0.5', b'"train/loss": null') for s in range(1, 400)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    tries: list[int] = []
+    learned = known_keys.KnownKeys._learned
+    monkeypatch.setattr(known_keys.KnownKeys, "_learned", lambda self: tries.append(1) or learned(self))
+    assert _run(path, "dashboard", monkeypatch, fast=True) == slow
+    assert 0 < len(tries) <= 4 * known_keys.REBUILDS
+
+
 def _metric_line(step: int, extra: bytes = b"", attempt: bytes = b"null") -> bytes:
     return (
         b'{"timestamp": "t", "source": {"c": 1}, "type": "metric", "rollout_id": null, "attempt": %s, '

@@ -76,6 +76,7 @@ class KnownKeys:
         self.owners: dict[str, dict[str, None]] = {}  # owner -> its records' keys, in order
         self.size = 0  # keys in all the Structs
         self.rebuilds = 0
+        self.tries = 0  # times lines that failed were learned from
         self.pending: list[bytes] = []  # lines that failed to decode since the last rebuild
         self.kinds: dict[type, Kind] = {}
         self.shared: set[str] = set()  # read keys of more than one owner
@@ -88,13 +89,15 @@ class KnownKeys:
                 return self.decode(line)
             except self.errors:
                 pass
-        if len(self.pending) < _PENDING and self.rebuilds < REBUILDS:
+        if len(self.pending) < _PENDING and self.rebuilds < REBUILDS and self.tries < 4 * REBUILDS:
             self.pending.append(bytes(line))
         return None
 
     def learn(self) -> None:
         """After the lines that failed were read by the ordinary path: rebuild the Structs with the
         keys they hold that are now noted, if any."""
+        if self.pending:
+            self.tries += 1  # lines that fail for other reasons than new keys: learning stops too
         if self.pending and self._learned():
             self.rebuilds += 1
             self._build()
