@@ -97,12 +97,6 @@ def lines_of(data: bytearray) -> list[Any]:
     return list(_Str(data).split("\n")) if _Str is not None else bytes(data).split(b"\n")
 
 
-def counter(data: bytes | bytearray) -> Callable[..., int]:
-    """`data.count` of a substring (occurrences that do not overlap, left to right), or the same count
-    with SIMD (stringzilla) where it is installed."""
-    return _Str(data).count if _Str is not None else data.count
-
-
 def fast_parser() -> Any:
     """orjson, or None when it is missing (or set aside, as the tests do to read through json.loads)."""
     return _orjson
