@@ -212,13 +212,13 @@ def test_skip_first_is_the_runs_first_steps_not_each_metrics_own(tmp_path: Path)
     # runs break exactly that window, each with step 0 missing; derive writes and exits 1.
     assert out.returncode == 1, out.stdout
     breaks = [line for line in out.stdout.splitlines() if "gives" in line and line.startswith("  train/")]
-    assert len(breaks) == 3 and all("[1]" in b and "missing at 1 step it covers: steps 0" in b for b in breaks)
+    assert len(breaks) == 3 and all("[1]" in b and "missing at 1 step it covers: step 0" in b for b in breaks)
     assert load_manual(root).profile("seeds").expectations["train/grad_norm"][0].max >= 50
     assert run_cli("build", cwd=root).returncode == 0
     checked = run_cli("check", cwd=root)  # check agrees with derive: the same three breaks, nothing else
     found = [line for line in checked.stdout.splitlines() if ": error: " in line]
     assert checked.returncode == 1 and len(found) == 3, checked.stdout
-    assert all("missing at 1 step it covers: steps 0" in line for line in found)
+    assert all("missing at 1 step it covers: step 0" in line for line in found)
 
 
 @pytest.mark.parametrize("sources", ["[seed-1]", None], ids=["named", "none means all"])

@@ -25,7 +25,7 @@ import run_forms
 from conftest import run_cli
 from judge_fixture import judged_profile, judged_project
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import Judgement, judged_keys
+from metrics_manual.judge.rules import Judgement, Span, judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import collect, events
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
@@ -126,6 +126,19 @@ def result(j: Judgement, metric: str, i: int = 0):  # noqa: ANN201
     return next(r for r in j.results if (r.metric, r.expectation) == (metric, i))
 
 
+def test_a_corrupt_line_in_the_middle_leaves_its_step_missing_not_passed(tmp_path: Path, profile: ProfileExport) -> None:
+    (f,) = run_forms.write_dashboard(clean(), tmp_path / "d")
+    lines = f.read_text("utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"rollout/step": 7,' in line)
+    lines[at] = lines[at][:40] + "\n"  # the record of rollout/step 7, cut mid-way: unreadable
+    f.write_text("".join(lines), "utf-8")
+    j = judged([f], profile)
+    assert [(p.line, p.severity) for p in j.problems] == [(1, "warning"), (at + 1, "error")]
+    assert j.run.steps["rollout/step"].no_record == [Span(first=7, last=7)]
+    r = result(j, "rollout/raw_reward")
+    assert (r.verdict, r.steps_missing) == ("error", 1) and j.exit_code == 2
+
+
 # --- silent passes that now fail or error -------------------------------------------------
 
 
@@ -146,6 +159,17 @@ def _stop(key: str, at: int) -> Callable[[run_forms.Series], None]:
 def _drop(key: str, step: int) -> Callable[[run_forms.Series], None]:
     def plant(run: run_forms.Series) -> None:
         del run[key][step]
+
+    return plant
+
+
+def _drop_step(step_key: str, step: int) -> Callable[[run_forms.Series], None]:
+    """Every value of `step` of the keys of `step_key`'s namespaces: no record of the step at all."""
+
+    def plant(run: run_forms.Series) -> None:
+        for key in run:
+            if STEP_KEYS[key.split("/")[0]] == step_key:
+                run[key].pop(step, None)
 
     return plant
 
@@ -174,13 +198,20 @@ SILENT = {
         FORMS,
         _drop("train/pg_clipfrac", 7),
         {("train/pg_clipfrac", 0): "error"},
-        "missing at 1 step it covers: steps 7",
+        "missing at 1 step it covers: step 7",
     ),
     "a median over steps one of which is missing": (
         FORMS,
         _drop("rollout/response_lengths", 3),
         {("rollout/response_lengths", 0): "error"},
-        "steps 3",
+        "step 3",
+    ),
+    # helper-14's newcomer: a line deleted from the middle of a dashboard log passed, 47 of 48 steps.
+    "a step the run logged nothing at, between two it did (a deleted line)": (
+        FORMS,
+        _drop_step("rollout/step", 7),
+        {("rollout/raw_reward", 0): "error", ("rollout/response_lengths", 0): "error", ("perf/step_time", 0): "fail"},
+        "missing at 1 step it covers: step 7",
     ),
 }
 
@@ -500,6 +531,17 @@ HOSTILE = {
         "0 to 2^63-1",
     ),
     "wandb-csv: a step of 1e20": ("wandb-csv", None, "not an integer from 0 to 2^63-1"),
+    # A step far past the others: the steps between are no lost record to fill in (memory), but never a pass.
+    "events: a step of 2^62 after 20": (
+        "events",
+        _events_line('{"train/step": 4611686018427387904, "train/grad_norm": 1}'),
+        "train/step jumps from 19 to 4,611,686,018,427,387,904",
+    ),
+    "dashboard: a step of 2^62 after 20": (
+        "dashboard",
+        _dash_line('{"train/step": 4611686018427387904, "train/grad_norm": 1}', "4611686018427387904"),
+        "have no record and were not judged",
+    ),
     "events: JSON nested 100k deep": (
         "events",
         _events_line('{"train/step": 3, "x": ' + DEEP + "}"),

@@ -480,6 +480,17 @@ FILE_NAME_NOT_UTF8 = _code(
     "Rename the file.",
     "dump/metrics-\\xff.jsonl:1:1: error: the file name is not UTF-8 (shown with \\x escapes); it was read",
 )
+STEPS_NOT_LOGGED = _code(
+    "MM514",
+    "steps-not-logged",
+    "A step key's steps have a gap: no record at steps between two it logged, at the run's stride (a deleted, "
+    "lost or unreadable record). The run went through them: every expectation covering them is an error there. "
+    "A jump of more than a million steps is not filled in and is an error of the run.",
+    "Give the file that holds those steps, exclude them (--exclude-steps) if the run is known to lack them, or "
+    "repair the step that jumps.",
+    "dump/dashboard.jsonl:1:1: warning: rollout/step: no record at step 20 (the run logged steps 0-47 at a "
+    "stride of 1); a value is missing there",
+)
 
 # --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------
 UNDOCUMENTED_KEY = _code(

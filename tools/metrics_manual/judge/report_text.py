@@ -30,7 +30,12 @@ def ranges(spans: list[Span]) -> str:
 def headline(j: Judgement) -> list[str]:
     run = j.run
     steps = (
-        "; ".join(f"{k} {num(s.first)}-{num(s.last)} ({num(s.count)} steps)" for k, s in run.steps.items()) or "none"
+        "; ".join(
+            f"{k} {num(s.first)}-{num(s.last)} ({num(s.count)} steps"
+            + (f", no record at {ranges(s.no_record)})" if s.no_record else ")")
+            for k, s in run.steps.items()
+        )
+        or "none"
     )
     lines = [
         f"profile {j.profile} ({plain(j.profile_title)}); run: {len(run.paths)} path(s), "

@@ -24,7 +24,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, islice
 from operator import not_
 from typing import Literal, assert_never
 
@@ -110,6 +110,11 @@ class StepsSeen(_Out):
     first: int
     last: int
     count: int
+    no_record: list[Span] = Field(
+        default_factory=list,
+        description="Steps between two the run logged, at its stride, with no record at all (a deleted, lost or "
+        f"unreadable line): counted as reached, so a metric is missing there. The first {LISTED:,} spans.",
+    )
 
 
 class Span(_Out):
@@ -492,9 +497,16 @@ def judged_keys(profile: ProfileExport) -> set[str]:
 def _steps_seen(run: Run) -> dict[str, StepsSeen]:
     out = {}
     for sk in sorted(set(run.step_keys.values())):
-        steps = run.reached(sk)
-        if steps:
-            out[sk] = StepsSeen(first=steps[0], last=steps[-1], count=len(steps))
+        logged, filled, _ = run.step_gaps(sk)
+        if logged:
+            # A stride of 1 reads as spans, a longer one step by step: the first LISTED of them.
+            spans = ((g.start, g[-1]) if g.step == 1 else (s, s) for g in filled for s in (g if g.step != 1 else g[:1]))
+            out[sk] = StepsSeen(
+                first=logged[0],
+                last=logged[-1],
+                count=len(logged) + sum(map(len, filled)),
+                no_record=[Span(first=a, last=b) for a, b in islice(spans, LISTED)],
+            )
     return out
 
 
@@ -644,7 +656,8 @@ def _one(
     missing = [s for s in covered if s not in values and s != unfinished] if len(points) < len(covered) else []
     if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
         hint = " (a W&B CSV writes NaN as an empty cell too)" if "wandb-csv" in run.formats else ""
-        errors.append(f"missing at {_count(len(missing))} it covers: steps {compact(missing)}{hint}")
+        plural = "s" if len(missing) > 1 else ""
+        errors.append(f"missing at {_count(len(missing))} it covers: step{plural} {compact(missing)}{hint}")
     if errors:
         failing = sorted([*facts.bad, *((s, None) for s in missing if not judging.judges_steps)])
         return result("error", len(points), "; ".join(errors), case.observed()[0], failing, missing=len(missing))

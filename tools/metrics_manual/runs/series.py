@@ -10,8 +10,11 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, Sequence, ValuesView
 from dataclasses import dataclass, field
+from operator import sub
+from typing import NamedTuple
 
 from metrics_manual.diagnostics.finding import Finding
 
@@ -184,7 +187,7 @@ class Run:
         """The key that holds `key`'s step, from its namespace (train/grad_norm -> train/step)."""
         return self.step_keys.get(key.split("/", 1)[0])
 
-    def reached(self, step_key: str) -> list[int]:
+    def logged_steps(self, step_key: str) -> list[int]:
         """Every step of `step_key` at which the run logged anything, in order."""
         own = self.series.get(step_key)
         steps: set[int] = set(own or ())
@@ -193,6 +196,18 @@ class Run:
             if self.step_key(key) == step_key and (own is None or values._steps != own._steps):
                 steps.update(values)
         return sorted(steps)
+
+    def step_gaps(self, step_key: str) -> StepGaps:
+        """The steps of `step_key` the run logged, and those with no record between them (`gaps`)."""
+        logged = self.logged_steps(step_key)
+        return StepGaps(logged, *split_gaps(gaps(logged)))
+
+    def reached(self, step_key: str) -> list[int]:
+        """Every step of `step_key` the run reached, in order: those it logged anything at, and
+        those with no record between two it logged (up to the cap): the run went through them, so
+        a metric is missing there, never "not covered"."""
+        logged, filled, _ = self.step_gaps(step_key)
+        return sorted([*logged, *(s for g in filled for s in g)]) if filled else logged
 
     def reached_by(self, key: str) -> list[int]:
         """The steps the run reached that `key` is judged on: those of its step key, else its own."""
@@ -207,6 +222,40 @@ class Run:
         check excludes them when it re-judges a capture, and a band's `window` covers them.
         """
         return self.reached_by(key)[:n] if n > 0 else []
+
+
+GAP_FILLED_MOST = 1_000_000  # missing steps filled in per step key: a longer jump is a hostile step, not lost records
+
+
+def gaps(steps: Sequence[int]) -> list[range]:
+    """The steps with no record between `steps` (sorted, distinct) at the run's stride: the distance
+    between two steps in turn that is more common than any other. A distance that is no whole number
+    of strides is no gap (an eval logged at its interval and at the run's last step); without one
+    most common distance there is no stride to tell a gap by."""
+    if len(steps) < 3 or steps[-1] - steps[0] == len(steps) - 1:
+        return []  # at C speed, the common case: every step from the first to the last
+    distances = list(map(sub, steps[1:], steps[:-1]))
+    (stride, most), *rest = Counter(distances).most_common(2)
+    if rest and rest[0][1] == most:
+        return []
+    return [range(a + stride, a + d, stride) for a, d in zip(steps, distances) if d > stride and not d % stride]
+
+
+class StepGaps(NamedTuple):
+    logged: list[int]  # the steps the run logged anything at
+    filled: list[range]  # no record there, and the run went on: reached, so a value is missing
+    beyond: list[range]  # no record there, too many steps to fill in: not judged, an error of the run
+
+
+def split_gaps(found: list[range]) -> tuple[list[range], list[range]]:
+    """The gaps filled in (while their steps stay within GAP_FILLED_MOST) and those too long to."""
+    filled: list[range] = []
+    beyond: list[range] = []
+    room = GAP_FILLED_MOST
+    for g in found:
+        (filled if len(g) <= room else beyond).append(g)
+        room -= len(g) if len(g) <= room else 0
+    return filled, beyond
 
 
 class StepRanges:
