@@ -126,7 +126,9 @@ def result(j: Judgement, metric: str, i: int = 0):  # noqa: ANN201
     return next(r for r in j.results if (r.metric, r.expectation) == (metric, i))
 
 
-def test_a_corrupt_line_in_the_middle_leaves_its_step_missing_not_passed(tmp_path: Path, profile: ProfileExport) -> None:
+def test_a_corrupt_line_in_the_middle_leaves_its_step_missing_not_passed(
+    tmp_path: Path, profile: ProfileExport
+) -> None:
     (f,) = run_forms.write_dashboard(clean(), tmp_path / "d")
     lines = f.read_text("utf-8").splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if '"rollout/step": 7,' in line)
