@@ -247,6 +247,15 @@ TOO_DEEP = _code(
     "Flatten the data; the source nests only a few levels.",
     "ranges/catalog.yaml:70:90: error: the data nests deeper than 64 levels; a source needs only a few",
 )
+FORBIDDEN_CHARACTER = _code(
+    "MM217",
+    "forbidden-character",
+    "The file holds a character YAML forbids (a control character such as NUL or \\x01, DEL, a non-character), "
+    "a byte order mark past its start, or a line break only YAML 1.1 reads as one (NEL, U+2028, U+2029).",
+    "Remove the character, or write it as an escape (\\x01, \\u2028) inside double quotes.",
+    "ranges/profiles/lab.yaml:2:12: error: the character \\x01 (a control character) is not allowed in YAML, "
+    "not even inside quotes; remove it, or write the escape \\x01 inside double quotes",
+)
 
 # --- 3: templates and the site's set-up ----------------------------------------------------------
 TEMPLATE_ERROR = _code(

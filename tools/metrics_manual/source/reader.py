@@ -479,6 +479,56 @@ _PLAIN: dict[str, Any] = {}
 _CACHED = 2**16  # entries; then the cache starts over, so memory stays flat
 
 
+# What libyaml (and PyYAML's own reader) refuse anywhere in a stream, even inside quotes: its
+# reader stops at the first one, with a message of its own and no line.
+_FORBIDDEN = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What it accepts but should not: a byte order mark past the start (skipped at a line's start,
+# kept in the text elsewhere) and the line breaks of YAML 1.1 alone (a file's lines would no
+# longer be the ones its editor shows, and a quoted value would fold them into spaces).
+_ODD = re.compile("[\x85\u2028\u2029\ufeff]")
+_ODD_WHY = {
+    "\ufeff": "a byte order mark ({}) is allowed only as the first character of a file; remove it",
+    "\x85": "{} (a next-line character) is a line break in YAML 1.1 but not in YAML 1.2 or most editors; "
+    "use a plain line break, or write the escape {} inside double quotes",
+    "\u2028": "{} (a line separator) is a line break in YAML 1.1 but not in YAML 1.2 or most editors; "
+    "use a plain line break, or write the escape {} inside double quotes",
+    "\u2029": "{} (a paragraph separator) is a line break in YAML 1.1 but not in YAML 1.2 or most editors; "
+    "use a plain line break, or write the escape {} inside double quotes",
+}
+
+
+def _escape(char: str) -> str:
+    """A character as the escape both Python and YAML's double quotes read: \\x01, \\ufffe."""
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _char_finding(text: str, at: int, display: str) -> Finding:
+    """The finding for the character at `at` that YAML forbids or reads apart: where it stands in the
+    file's own lines (split at \\n, as an editor counts them), which it is, and why."""
+    char = text[at]
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    shown = _escape(char)
+    if char in _ODD_WHY:
+        message = _ODD_WHY[char].format(shown, shown)
+    else:
+        what = "a non-character" if 0xFFFE <= ord(char) <= 0xFFFF else "a control character"
+        message = (
+            f"the character {shown} ({what}) is not allowed in YAML, not even inside quotes; "
+            f"remove it, or write the escape {shown} inside double quotes"
+        )
+    return Finding(display, line, col, message, code=codes.FORBIDDEN_CHARACTER)
+
+
+def _odd_character(text: str, display: str) -> Finding | None:
+    """A finding for the first character YAML accepts but reads apart from what the file shows."""
+    if text.isascii():  # the common case, at no cost: the flag is kept with the string
+        return None
+    found = _ODD.search(text)
+    return _char_finding(text, found.start(), display) if found else None
+
+
 def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Document, list[Finding]]:
     """The data of YAML `text` and every finding; `display` is the path that findings name.
 
@@ -486,19 +536,36 @@ def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Docum
     theirs): for a source that is expected to validate.
     """
     doc = Document(display, None)
+    if odd := _odd_character(text, display):
+        return doc, [odd]
     reader = _Reader(doc, positions)
     loader = _Loader(text)
     try:
         data = reader.read(loader)
+    except yaml.reader.ReaderError:
+        # Its own position counts bytes or characters by the loader, and its message names
+        # "<unicode string>": place the character in the file's lines and say what it is.
+        if forbidden := _FORBIDDEN.search(text):
+            return doc, [*reader.findings, _char_finding(text, forbidden.start(), display)]
+        return doc, [
+            *reader.findings,
+            Finding(display, 1, 1, "invalid YAML: the reader failed", code=codes.INVALID_YAML),
+        ]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
         return doc, [*reader.findings, Finding(display, line, col, f"invalid YAML: {problem}", code=codes.INVALID_YAML)]
-    except yaml.YAMLError as exc:
+    except yaml.YAMLError as exc:  # its text's first line: a "position N" on the next would not be the file's
         return doc, [
             *reader.findings,
-            Finding(display, 1, 1, f"invalid YAML: {clip(str(exc))}", code=codes.INVALID_YAML),
+            Finding(
+                display,
+                1,
+                1,
+                f"invalid YAML: {clip(str(exc).splitlines()[0] if str(exc) else '')}",
+                code=codes.INVALID_YAML,
+            ),
         ]
     finally:
         loader.dispose()
