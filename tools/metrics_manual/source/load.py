@@ -351,6 +351,12 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            # What the pause allocated and kept is all in the youngest generation: the first collection
+            # after it would go over every object (0.13-0.19 s after 10,000 metrics x 10 profiles, at the
+            # end of every load). Move it to the oldest, where surviving collections would have put it
+            # (two list splices): only a full collection visits it again, and any cycle is still freed.
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
