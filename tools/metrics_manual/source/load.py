@@ -11,24 +11,27 @@ import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.model.keys import overlap
-from metrics_manual.model.kinds import KINDS
-from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile, metric_anchor
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
+
+# pydantic and the model are imported where they are used: `_load` starts the worker processes
+# that read a large source first, and imports them (0.1 s) while the workers read.
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile
 
 CATALOG = "ranges/catalog.yaml"
 COVERAGE = "ranges/coverage.yaml"
 PROFILES = "ranges/profiles"
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ _NUMBER_ERRORS = {"int_type", "float_type", "int_parsing", "float_parsing", "int
 
 def _message(err: Any, allowed: list[str]) -> tuple[Code, str]:
     """The kind and the words of one validator error."""
+    from metrics_manual.model.kinds import KINDS
+
     kind, value = err["type"], err.get("input")
     # Drop the parts a validator adds to the location: union tags and int/float branches.
     loc = [p for p in err["loc"] if p not in KINDS and p not in ("int", "float")]
@@ -138,6 +143,8 @@ _PLACE = {
 
 def _places(name: str) -> str:
     """Where a field of this name is allowed, in words: 'setup, a band expectation or a median expectation'."""
+    from metrics_manual.model.schema import Catalog, Profile
+
     places = sorted(
         {
             _PLACE[c.__name__]
@@ -151,6 +158,8 @@ def _places(name: str) -> str:
 @functools.cache
 def _models(model: type[BaseModel]) -> frozenset[type[BaseModel]]:
     """Every model class in the tree under `model`."""
+    from pydantic import BaseModel
+
     seen: set[type[BaseModel]] = set()
     stack: list[Any] = [model]
     while stack:
@@ -171,6 +180,8 @@ def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
 
 
 def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(doc.data), []
     except ValidationError as exc:
@@ -186,6 +197,8 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
 
 
 def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
+    from metrics_manual.model.schema import metric_anchor
+
     out: list[Finding] = []
     seen_sections: set[str] = set()
     seen_keys: dict[str, str] = {}
@@ -423,7 +436,9 @@ def _load(root: Path, *, fast: bool) -> Manual:
     if (root / COVERAGE).exists():
         jobs.append((root / COVERAGE, COVERAGE))
     # Read in order (in worker processes when the source is large): each is validated as it comes.
-    read = read_documents(jobs, fast=fast)
+    read = read_documents(jobs, fast=fast)  # a large source: the workers start reading now
+    from metrics_manual.model.schema import Catalog, Coverage, Profile
+
     cat_doc, found = next(read)
     findings += found
     catalog = None

@@ -698,7 +698,10 @@ def read_documents(
     files: Sequence[tuple[Path, str]], *, fast: bool = False, parallel_bytes: int | None = None
 ) -> Iterator[tuple[Document, list[Finding]]]:
     """`read_document` of each (file, display) in order, as each is read: large sources in worker
-    processes, so the caller validates one while the next is being read. The same reader either way."""
+    processes, so the caller validates one while the next is being read. The same reader either way.
+
+    The workers start reading at once, before the first item is asked for: the caller imports what
+    it validates with (pydantic and the model, 0.1 s) while they read."""
     jobs = [(file, display, fast) for file, display in files]
     workers = min(_cores(), len(jobs))
     size = 0
@@ -706,8 +709,7 @@ def read_documents(
         with contextlib.suppress(OSError):
             size += file.stat().st_size
     if workers < 2 or size < (PARALLEL_BYTES if parallel_bytes is None else parallel_bytes):
-        yield from map(_read_one, jobs)
-        return
+        return map(_read_one, jobs)
     import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
@@ -716,11 +718,28 @@ def read_documents(
     # fork copies this process as it is (nothing to import again); with other threads running
     # (`mkdocs serve`) a fork could copy a lock held by one of them: a fresh interpreter then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    except OSError:  # pragma: no cover - no pipe or semaphore could be made
+        return map(_read_one, jobs)
+    try:
+        sent = pool.map(_read_sent, jobs)  # submits every job: the workers start now
+    except (BrokenProcessPool, OSError):  # no process could start: read here
+        pool.shutdown(wait=False, cancel_futures=True)
+        return map(_read_one, jobs)
+    return _results(pool, sent, jobs)
+
+
+def _results(
+    pool: Any, sent: Iterator[tuple[bytes | Document, list[Finding]]], jobs: list[tuple[Path, str, bool]]
+) -> Iterator[tuple[Document, list[Finding]]]:
+    from concurrent.futures.process import BrokenProcessPool
+
     done = 0
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-            for sent in pool.map(_read_sent, jobs):
+        with pool:
+            for one in sent:
                 done += 1
-                yield _received(sent)
-    except (BrokenProcessPool, OSError):  # no process could start: read the rest here
+                yield _received(one)
+    except (BrokenProcessPool, OSError):  # a worker died: read the rest here
         yield from map(_read_one, jobs[done:])
