@@ -80,17 +80,63 @@ def generated_source(root: Path, metrics: int, profiles: int, per_section: int =
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
     """Wall seconds and peak RSS (MiB) of one command in a child process."""
+    took, rss, _ = timed_cpu(cmd, cwd)
+    return took, rss
+
+
+def timed_cpu(cmd: list[str], cwd: Path) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (its worker processes included) of one command."""
     before = time.perf_counter()
     # Each measurement in a fresh shell so ru_maxrss is this child's own peak.
     script = (
         "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(u.ru_maxrss, u.ru_utime + u.ru_stime); sys.exit(r.returncode)"
     )
     proc = subprocess.run([sys.executable, "-c", script, *cmd], cwd=cwd, env=ENV, capture_output=True, text=True)
     took = time.perf_counter() - before
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-    return took, int(proc.stdout.strip().splitlines()[-1]) // 1024
+    rss, cpu = proc.stdout.strip().splitlines()[-1].split()
+    return took, int(rss) // 1024, float(cpu)
+
+
+# The floor of validate: libyaml's event stream alone on the same files, split over as many processes
+# as validate's reader uses (one a core when the source is large), building nothing: a fresh
+# interpreter, as a command is.
+FLOOR = """\
+import os, sys
+from concurrent.futures import ProcessPoolExecutor
+import yaml
+
+def events(path):
+    loader = yaml.CSafeLoader(open(path, "rb").read().decode("utf-8"))
+    get, end, n = loader.get_event, yaml.StreamEndEvent, 0
+    while type(get()) is not end:
+        n += 1
+    loader.dispose()
+    return n
+
+parallel, files = sys.argv[1] == "parallel", sys.argv[2:]
+workers = min(len(os.sched_getaffinity(0)), len(files)) if parallel else 1
+if workers < 2:
+    print(sum(map(events, files)))
+else:
+    with ProcessPoolExecutor(workers) as pool:
+        print(sum(pool.map(events, files)))
+"""
+
+
+def floor(root: Path) -> tuple[float, float, int]:
+    """Wall and CPU seconds (its processes included) of libyaml's events alone on root's source, and the events."""
+    from metrics_manual.source.reader import PARALLEL_BYTES
+
+    paths = [root / "ranges/catalog.yaml", *sorted((root / "ranges/profiles").glob("*.yaml"))]
+    how = "parallel" if sum(p.stat().st_size for p in paths) >= PARALLEL_BYTES else "one"
+    cmd = [sys.executable, "-c", FLOOR, how, *map(str, paths)]
+    wall, _, cpu = timed_cpu(cmd, root)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=True, cwd=root)
+    return wall, cpu, int(out.stdout)
 
 
 def in_process(root: Path, what: str, runs: int) -> float:
@@ -134,11 +180,19 @@ def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
 def report(name: str, root: Path, runs: int, validate_only: bool = False) -> None:
     mm = [sys.executable, "-m", "metrics_manual"]
     load, cpu, kids = load_times(root, runs)
-    walls, rsss = zip(*(timed([*mm, "validate"], root) for _ in range(runs)))
+    walls, rsss, cpus = zip(*(timed_cpu([*mm, "validate"], root) for _ in range(runs)))
     wall, rss = statistics.median(walls), max(rsss)
     print(
         f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU there, {kids:.3f} s in worker processes);"
-        f" `metrics-manual validate` {wall:.2f} s wall, peak RSS {rss} MiB (median of {runs})"
+        f" `metrics-manual validate` {wall:.2f} s wall, {statistics.median(cpus):.2f} s of CPU with its workers,"
+        f" peak RSS {rss} MiB (median of {runs})"
+    )
+    floors = [floor(root) for _ in range(runs)]
+    print(
+        f"[{name}] floor, libyaml's {floors[0][2]:,} events alone on the same files in as many processes:"
+        f" {statistics.median(f[0] for f in floors):.2f} s wall, {statistics.median(f[1] for f in floors):.2f} s of CPU"
+        f" (median of {runs}); validate / floor: {wall / statistics.median(f[0] for f in floors):.2f} wall,"
+        f" {statistics.median(cpus) / statistics.median(f[1] for f in floors):.2f} CPU"
     )
     if validate_only:
         return
