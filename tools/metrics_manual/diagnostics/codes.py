@@ -409,7 +409,7 @@ CORRUPT_LINE = _code(
     "corrupt-line",
     "A line or record of a run file cannot be parsed; it was skipped.",
     "Repair or remove the line; the rest of the file was read.",
-    "dump/events/metrics.jsonl:17:30: error: corrupt line: Expecting ',' delimiter: line 1 column 30 (char 29)",
+    "dump/events/metrics.jsonl:17:30: error: corrupt line: expecting ',' delimiter; it was skipped",
 )
 CUT_LAST_LINE = _code(
     "MM505",

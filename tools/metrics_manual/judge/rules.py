@@ -159,10 +159,13 @@ class UnknownKeys(_Out):
 
 
 class Problem(_Out):
+    """A finding of the run's reader, where `path:line:col` names the file's own line and column."""
+
     path: str
     line: int
     col: int
     severity: Literal["error", "warning"]
+    code: str = Field(description="The kind of finding, as every command names it (MM504; docs/findings.md).")
     message: str
 
 
@@ -395,6 +398,8 @@ def rule(e: Expectation) -> Rule:
 
 
 UNKNOWN_SHOWN = 25  # unknown keys named one by one; the rest are counted
+# The reason of a metric with no range, which the text output counts instead of listing (report_text).
+NO_RANGE, LOGGED, NOT_LOGGED = "the profile gives no range", "logged by the run", "not logged by the run"
 
 
 def judge(
@@ -419,8 +424,8 @@ def judge(
             for key in keys:
                 names = (key, *(old for old, new in renames.items() if new == key))
                 seen = any(n in run.series or n in run.unread for n in names)
-                logged = "logged by the run" if seen else "not logged by the run"
-                not_judged.append(NotJudged(metric=key, reason=f"the profile gives no range ({logged})"))
+                logged = LOGGED if seen else NOT_LOGGED
+                not_judged.append(NotJudged(metric=key, reason=f"{NO_RANGE} ({logged})"))
             continue
         for key in keys:
             facts = _KeyFacts(key, run, excluded)
@@ -453,6 +458,7 @@ def judge(
             line=f.line,
             col=f.col,
             severity="warning" if f.severity == "warning" else "error",
+            code=f.code.id,
             message=f.message,
         )
         for f in sorted(run.problems)
