@@ -5,6 +5,7 @@ what it is, exit 2, no traceback."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import run_forms
 from conftest import REPO, run_cli
 from judge_fixture import clean_run, judged_project
+from metrics_manual.api import ProfileFileError, load_profile
 
 FINDING = re.compile(
     r"^(?P<path>.+):(?P<line>\d+):(?P<col>\d+): (?P<severity>error|warning): (?P<msg>.+) \[(?P<code>MM\d{3})\]$"
@@ -79,3 +81,165 @@ def test_json_and_github_carry_the_code(tmp_path: Path, project: Path) -> None:
     ran = run_cli("judge", "--profile", "judged", str(tmp_path / "e"), "--format", "github", cwd=project)
     (annotation,) = [a for a in ran.stdout.splitlines() if a.startswith("::error file=")]
     assert f"line={line},col={col},title=MM504 corrupt-line::corrupt line: " in annotation
+
+
+# --- paths that are no regular file ---------------------------------------------------------------
+
+
+def _fifo(path: Path) -> Path:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    os.mkfifo(path)
+    return path
+
+
+def _finding(stderr: str) -> re.Match[str]:
+    (m,) = [m for m in map(FINDING.match, stderr.splitlines()) if m]
+    return m
+
+
+def test_a_pipe_given_as_a_run_is_named_not_missing_and_never_read(tmp_path: Path, project: Path) -> None:
+    pipe = _fifo(tmp_path / "metrics.jsonl")  # nobody writes it: opening it to read would wait for ever
+    for extra in ([], ["--input-format", "dashboard"]):
+        ran = run_cli("judge", "--profile", "judged", str(pipe), *extra, cwd=project)
+        assert (ran.returncode, ran.stdout) == (2, ""), ran
+        m = _finding(ran.stderr)
+        assert (m["path"], m["code"]) == (str(pipe), "MM515")
+        assert m["msg"] == "not a regular file or folder but a named pipe; it was not read"
+        assert "no such file" not in ran.stderr
+
+
+def test_a_pipe_inside_a_run_folder_is_passed_over(tmp_path: Path, project: Path) -> None:
+    run_forms.write_dashboard(clean_run(), tmp_path / "d")
+    _fifo(tmp_path / "d" / "live.jsonl")
+    ran = run_cli("judge", "--profile", "judged", str(tmp_path / "d"), cwd=project)
+    assert ran.returncode == 0 and ran.stdout.splitlines()[-1].startswith("8 pass, 0 fail, 0 error"), ran
+
+
+def test_a_pipe_or_a_folder_given_as_profile_says_what_it_is(tmp_path: Path, project: Path) -> None:
+    run = tmp_path / "d"
+    run_forms.write_dashboard(clean_run(), run)
+    pipe, folder = _fifo(tmp_path / "judged.json"), tmp_path / "profiles"
+    folder.mkdir()
+    for given, what in ((pipe, "not a regular file but a named pipe"), (folder, "a folder, not a profile")):
+        ran = run_cli("judge", "--profile", str(given), str(run), cwd=project)
+        assert (ran.returncode, ran.stdout) == (2, ""), ran
+        m = _finding(ran.stderr)
+        assert (m["path"], m["line"], m["col"], m["code"]) == (str(given), "1", "1", "MM904")
+        assert m["msg"].startswith(what + "; --profile takes a profile id of the project"), m["msg"]
+        assert "an exported profile in JSON or YAML" in m["msg"] and "no profile named" not in ran.stderr
+
+
+def test_a_folder_named_like_a_profile_id_where_judge_runs_is_still_the_id(tmp_path: Path, project: Path) -> None:
+    run = tmp_path / "d"
+    run_forms.write_dashboard(clean_run(), run)
+    (project / "judged").mkdir(exist_ok=True)
+    try:
+        assert run_cli("judge", "--profile", "judged", str(run), cwd=project).returncode == 0
+        ran = run_cli("judge", "--profile", "./judged", str(run), cwd=project)
+        assert ran.returncode == 2 and "a folder, not a profile" in ran.stderr
+    finally:
+        (project / "judged").rmdir()
+
+
+# --- a bad exported profile -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exported(project: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The `judged` profile in each form export writes, named as export names them."""
+    out = tmp_path_factory.mktemp("exported")
+    names = {"json": "judged.json", "yaml": "judged.yaml", "csv": "judged.csv", "prometheus": "judged.rules.yml"}
+    names["grafana"] = "judged.grafana.json"
+    for fmt, name in names.items():
+        ran = run_cli("export", "--profile", "judged", "--format", fmt, "-o", str(out / name), cwd=project)
+        assert ran.returncode == 0, ran
+    return {fmt: out / name for fmt, name in names.items()}
+
+
+def _judge_with(profile: Path, tmp_path: Path) -> list[re.Match[str]]:
+    """judge --profile FILE outside any project: exit 2, nothing on stdout, no traceback; its findings."""
+    run = tmp_path / "run"
+    if not run.exists():
+        run_forms.write_dashboard(clean_run(), run)
+    ran = run_cli("judge", "--profile", str(profile), str(run), cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (2, ""), ran
+    assert "Traceback" not in ran.stderr and "validation error" not in ran.stderr and "pydantic" not in ran.stderr
+    found = [m for m in map(FINDING.match, ran.stderr.splitlines()) if m]
+    assert found, ran.stderr
+    return found
+
+
+@pytest.mark.parametrize("form", ["json", "yaml"])
+def test_a_bad_field_in_an_export_is_a_finding_at_its_line_and_column(
+    form: str, exported: dict[str, Path], tmp_path: Path
+) -> None:
+    lines = exported[form].read_text("utf-8").splitlines(keepends=True)
+    # The first band's min written as a string; a misspelt field a few lines on (its metric then lacks it).
+    at = next(i for i, line in enumerate(lines) if re.search(r'"?min"?: 0\.2', line))
+    lines[at] = lines[at].replace("0.2", '"0.2x"')
+    col = lines[at].index('"0.2x"') + 1
+    meaning = next(i for i, line in enumerate(lines) if i > at and re.search(r'"?meaning"?:', line))
+    lines[meaning] = lines[meaning].replace("meaning", "meanng", 1)
+    bad = tmp_path / exported[form].name
+    bad.write_text("".join(lines), "utf-8")
+    found = _judge_with(bad, tmp_path)
+    got = {m["code"]: m for m in found}
+    assert sorted(got) == ["MM101", "MM102", "MM104"], [m.group() for m in found]
+    wrong, unknown, missing = got["MM104"], got["MM101"], got["MM102"]
+    assert (int(wrong["line"]), int(wrong["col"]), wrong["path"]) == (at + 1, col, str(bad))
+    assert wrong["msg"] == "min: expected a number, got the string '0.2x' (at metrics[0].expectations[0].min)"
+    assert int(unknown["line"]) == meaning + 1
+    assert unknown["msg"].startswith("unknown field 'meanng'; did you mean 'meaning'?")
+    assert missing["msg"].startswith("missing field 'meaning' (at metrics[")
+
+
+@pytest.mark.parametrize(
+    ("form", "text", "where", "code"),
+    [
+        ("json", '{"schema_version": 1,\n  "profile": {,}\n}\n', (2, 15), "MM904"),
+        ("yaml", "schema_version: 1\nprofile: [a, b\n", (3, 1), "MM201"),
+    ],
+)
+def test_an_export_that_does_not_parse_is_a_finding_at_its_line_and_column(
+    form: str, text: str, where: tuple[int, int], code: str, tmp_path: Path
+) -> None:
+    bad = tmp_path / f"judged.{form}"
+    bad.write_text(text, "utf-8")
+    (m,) = _judge_with(bad, tmp_path)
+    assert ((int(m["line"]), int(m["col"])), m["code"]) == (where, code)
+    assert m["msg"].startswith(f"invalid {form.upper()}: ") and "char" not in m["msg"]
+
+
+@pytest.mark.parametrize(
+    ("form", "what"),
+    [("csv", "a CSV export"), ("prometheus", "Prometheus alerting rules"), ("grafana", "a Grafana dashboard")],
+)
+def test_an_export_form_that_holds_no_profile_says_which_forms_can_be_judged(
+    form: str, what: str, exported: dict[str, Path], tmp_path: Path
+) -> None:
+    # As export names it, and renamed to .json / .yaml: the content tells the form too.
+    renamed = tmp_path / ("profile.yaml" if form == "prometheus" else "profile.json")
+    renamed.write_bytes(exported[form].read_bytes())
+    for given in (exported[form], renamed):
+        (m,) = _judge_with(given, tmp_path)
+        assert (m["line"], m["col"], m["code"]) == ("1", "1", "MM904")
+        assert m["msg"] == (
+            f"{what} cannot be judged against; judge takes an exported profile in JSON or YAML "
+            "(the .json or .yaml that `metrics-manual export` writes)"
+        )
+
+
+def test_a_source_profile_given_as_an_export_is_named(project: Path, tmp_path: Path) -> None:
+    (m,) = _judge_with(project / "ranges/profiles/judged.yaml", tmp_path)
+    assert m["code"] == "MM904" and m["msg"].startswith("a profile of the source (ranges/profiles/), not an export")
+
+
+def test_the_api_raises_a_value_error_with_the_findings(exported: dict[str, Path], tmp_path: Path) -> None:
+    bad = tmp_path / "judged.json"
+    bad.write_text(exported["json"].read_text("utf-8").replace('"schema_version": 1', '"schema_version": 2'), "utf-8")
+    with pytest.raises(ProfileFileError) as caught:
+        load_profile(bad)
+    assert isinstance(caught.value, ValueError) and "not an exported metrics-manual profile" in str(caught.value)
+    (f,) = caught.value.findings
+    assert (f.path, f.line, f.code.id) == (str(bad), 2, "MM105") and "(at schema_version)" in f.message

@@ -491,6 +491,14 @@ STEPS_NOT_LOGGED = _code(
     "dump/dashboard.jsonl:1:1: warning: rollout/step: no record at step 20 (the run logged steps 0-47 at a "
     "stride of 1); a value is missing there",
 )
+NOT_A_RUN_FILE = _code(
+    "MM515",
+    "not-a-run-file",
+    "A run path given on the command line is neither a regular file nor a folder (a named pipe, a device, a "
+    "socket); it is not read, so judge never waits on a pipe.",
+    "Give the run's files or folders; to judge what a pipe carries, write it to a file first.",
+    "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
+)
 
 # --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------
 UNDOCUMENTED_KEY = _code(
@@ -548,4 +556,14 @@ MISSING_EXTRA = _code(
     "Install the extra the message names, e.g. pip install 'metrics-manual[tensorboard]'.",
     "-:1:1: error: reading TensorBoard event files needs the tensorboard extra: pip install "
     "'metrics-manual[tensorboard]'",
+)
+NOT_A_PROFILE_FILE = _code(
+    "MM904",
+    "not-a-profile-file",
+    "What --profile names is not an exported profile judge can read: a folder or a pipe, another form of "
+    "export (CSV, alert rules, a Grafana dashboard), a source profile, or not JSON or YAML at all.",
+    "Give a profile id inside the project, or the .json or .yaml file `metrics-manual export --format json` "
+    "(or yaml) writes.",
+    "lab-gb10.csv:1:1: error: a CSV export cannot be judged against; judge takes an exported profile in JSON or "
+    "YAML (the .json or .yaml that `metrics-manual export` writes)",
 )

@@ -570,9 +570,8 @@ def corrupt_line(exc: ValueError, line: bytes) -> tuple[str, int]:
     it was given, so its line 1 is not the file's; the column goes where every finding puts it."""
     if isinstance(exc, UnicodeDecodeError):
         at = min(max(exc.start, 0), len(line) - 1) if line else 0
-        col = len(line[:at].decode("utf-8", "replace")) + 1
         byte = f" (byte 0x{line[at]:02x})" if line else ""
-        return f"corrupt line: not UTF-8{byte}; it was skipped", col
+        return f"corrupt line: not UTF-8{byte}; it was skipped", len(line[:at].decode("utf-8", "replace")) + 1
     msg, col = getattr(exc, "msg", None), getattr(exc, "colno", None)
     if not isinstance(msg, str) or not isinstance(col, int) or getattr(exc, "lineno", 1) != 1:
         # Not a syntax error: Python's cap on an integer's digits (its words name a setting of Python's).
