@@ -243,3 +243,17 @@ def test_the_api_raises_a_value_error_with_the_findings(exported: dict[str, Path
     assert isinstance(caught.value, ValueError) and "not an exported metrics-manual profile" in str(caught.value)
     (f,) = caught.value.findings
     assert (f.path, f.line, f.code.id) == (str(bad), 2, "MM105") and "(at schema_version)" in f.message
+
+
+def test_a_cut_tensorboard_record_is_called_a_record(tmp_path: Path, project: Path) -> None:
+    pytest.importorskip("tensorboard")
+    files = run_forms.write_tensorboard(clean_run(), tmp_path / "tb")
+    files[0].write_bytes(files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02")  # a header, then no more
+    ran = run_cli("judge", "--profile", "judged", str(tmp_path / "tb"), cwd=project)
+    assert ran.returncode == 0, ran
+    (m,) = [m for m in map(FINDING.match, ran.stdout.splitlines()) if m]
+    assert (m["code"], m["severity"]) == ("MM505", "warning")
+    assert m["msg"].startswith("the last record is cut in its header checksum (the run may still be writing")
+    unfinished = [line for line in ran.stdout.splitlines() if line.startswith("unfinished: ")]
+    assert unfinished and all("a file's last record is cut" in line for line in unfinished), unfinished
+    assert not any(" line" in line for line in [m["msg"], *unfinished])

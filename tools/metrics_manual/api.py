@@ -3,6 +3,7 @@
     from metrics_manual.api import load_profile
     profile = load_profile("lab-gb10.json")
     profile.expected("train/grad_norm")   # [Band(kind='band', min=0.35, max=4.95, ...)]
+    profile.expected("train/nope")        # UnknownMetric (a KeyError): the catalog has no such key
 
 Judge a run against it (the same judgement as `metrics-manual judge`):
 
@@ -20,7 +21,16 @@ from pathlib import Path
 from metrics_manual.judge.profile_file import ProfileFileError, read_profile_file
 from metrics_manual.judge.rules import DEFAULT_RTOL, Judgement, Result
 from metrics_manual.judge.rules import judge as _judge
-from metrics_manual.model.schema import AtStep, Band, Exact, Median, MetricExport, Presence, ProfileExport
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    Exact,
+    Median,
+    MetricExport,
+    Presence,
+    ProfileExport,
+    UnknownMetric,
+)
 from metrics_manual.runs.read import read_run
 from metrics_manual.runs.series import Run, StepRanges
 
@@ -28,6 +38,7 @@ __all__ = [
     "load_profile",
     "ProfileFileError",
     "ProfileExport",
+    "UnknownMetric",
     "MetricExport",
     "Band",
     "Median",

@@ -45,8 +45,10 @@ def headline(j: Judgement) -> list[str]:
     ]
     if run.excluded_steps:
         lines.append(f"excluded steps: {ranges(run.excluded_steps)}")
+    # A TensorBoard file holds records, not lines.
+    cut = "record" if run.formats == ["tensorboard"] else "line or record" if "tensorboard" in run.formats else "line"
     for sk, step in run.unfinished_steps.items():
-        lines.append(f"unfinished: {sk} {step} (a file's last line is cut; no value is missing there)")
+        lines.append(f"unfinished: {sk} {step} (a file's last {cut} is cut; no value is missing there)")
     for r in run.relogged:
         lines.append(f"re-logged (a resumed run; the later record is judged): {r.path}: {r.step_key} {ranges(r.steps)}")
     return lines

@@ -135,7 +135,8 @@ class RunInfo(_Out):
     excluded_steps: list[Span] = Field(default_factory=list, description="--exclude-steps, as ranges.")
     unfinished_steps: dict[str, int] = Field(
         default_factory=dict,
-        description="Step key -> its last step, unfinished because a file's last line is cut: no value is missing there.",
+        description="Step key -> its last step, unfinished because a file's last line (or TensorBoard record) is "
+        "cut: no value is missing there.",
     )
     relogged: list[Relogged] = Field(
         default_factory=list, description="Steps logged again later in the same file (a resumed run)."

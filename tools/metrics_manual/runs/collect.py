@@ -361,15 +361,15 @@ class Collector:
         else:
             series[step] = float(step)
 
-    def cut(self, path: str, line: int, what: str = "line") -> None:
-        """The last line of a file is cut (the run may still be writing it): a warning, and the run's
-        last step counts as unfinished."""
+    def cut(self, path: str, line: int, what: str = "line", where: str = "") -> None:
+        """The last line (a TensorBoard file's: record, cut `where`) of a file is cut (the run may
+        still be writing it): a warning, and the run's last step counts as unfinished."""
         self.cut_files.append(path)
         self.problem(
             path,
             line,
-            f"the last {what} is cut (the run may still be writing this file); it was skipped "
-            "and the last step counts as unfinished",
+            f"the last {what} is cut{f' {where}' if where else ''} (the run may still be writing this file); "
+            "it was skipped and the last step counts as unfinished",
             code=codes.CUT_LAST_LINE,
             severity="warning",
         )
