@@ -155,8 +155,10 @@ def _csv_header(text: str) -> bool:
 
 def _looks_like(data: Any, text: str) -> str | None:
     """Why data that parsed is plainly no exported profile (another form, the source), or None."""
+    if data is None:
+        return f"the file is empty; judge takes {JUDGED_FORMS}"
     if not isinstance(data, dict):
-        got = "empty" if data is None else f"a {type(data).__name__}" if not isinstance(data, list) else "a list"
+        got = "a list" if isinstance(data, list) else "text" if isinstance(data, str) else "a single value"
         return f"not an exported profile: the file holds {got}, not a mapping; judge takes {JUDGED_FORMS}"
     if "schema_version" in data or "profile" in data or "metrics" in data:
         return None
