@@ -288,9 +288,12 @@ def why_no_alert_rule(e: Expectation) -> str | None:
             match span:
                 case Window():
                     return "a window of the first steps: a gauge does not know the step"
+                case FirstSteps(count=n):
+                    # A rule would fire at every step for a range that holds only in the first n.
+                    return f"only the first {n} steps: a gauge does not know the step"
                 case AtStep():
                     return "one step: a gauge does not know the step"
-                case FirstSteps() | EveryStep():
+                case EveryStep():
                     return None  # a gauge's value at any step
                 case _:
                     assert_never(span)
