@@ -80,4 +80,7 @@ def test_a_range_its_capture_breaks_is_not_builds_to_fix(captured: Path) -> None
     assert run_cli("build", cwd=captured).returncode == 0
     findings, advice = _check(captured)
     assert findings and all(f.endswith("[MM414]") for f in findings)
-    assert advice == [f"{len(findings)} problem(s), which `metrics-manual build` does not fix:", _hint(codes.CAPTURE_DISAGREES)]
+    assert advice == [
+        f"{len(findings)} problem(s), which `metrics-manual build` does not fix:",
+        _hint(codes.CAPTURE_DISAGREES),
+    ]

@@ -57,7 +57,9 @@ def test_a_run_derive_cannot_read_is_one_error_line_with_advice_derive_takes(
     result = run_cli("derive", "--profile", "seeds", f"--run=odd={odd}", cwd=root)
     assert result.returncode == 2
     first, *rest = result.stderr.splitlines()
-    assert re.fullmatch(rf"{re.escape(str(odd))}:1:1: error: not a metrics file of a known form \(.*\) \[MM503\]", first)
+    assert re.fullmatch(
+        rf"{re.escape(str(odd))}:1:1: error: not a metrics file of a known form \(.*\) \[MM503\]", first
+    )
     assert first.count("error:") == 1
     assert rest == ["1 error(s); nothing was written."]
     assert snapshot(root) == before
@@ -96,9 +98,10 @@ def test_the_domain_is_named_only_where_it_moved_a_bound(project: tuple[Path, li
     assert clipped and float(clipped.group(1)) < 0, retries
     # Response lengths (tokens: non-negative) lie far from 0: nothing was kept to the domain.
     lengths = _line(result.stdout, "rollout/response_lengths [0] proposed band")
-    assert "domain" not in lengths and load_manual(root).profile("seeds").expectations[
-        "rollout/response_lengths"
-    ][0].min > 0  # type: ignore[union-attr, operator]
+    assert (
+        "domain" not in lengths
+        and load_manual(root).profile("seeds").expectations["rollout/response_lengths"][0].min > 0
+    )  # type: ignore[union-attr, operator]
 
 
 def test_a_band_with_no_width_is_written_with_a_warning(project: tuple[Path, list[str]]) -> None:

@@ -97,7 +97,8 @@ def test_promtool_fires_for_the_every_step_band_and_never_for_a_first_steps_band
         }
 
     annotations = {
-        k: v.replace("{{ $labels.run_name }}", "late").replace("{{ $value }}", "50") for k, v in grad["annotations"].items()
+        k: v.replace("{{ $labels.run_name }}", "late").replace("{{ $value }}", "50")
+        for k, v in grad["annotations"].items()
     }
     fired = [{"exp_labels": {**grad["labels"], "run_name": "late"}, "exp_annotations": annotations}]
     test_file = tmp_path / "test.yml"
@@ -129,4 +130,6 @@ def test_dashboard_says_why_a_first_steps_band_is_not_drawn(tmp_path: Path) -> N
     panel = next(p for p in board["panels"] if p["title"] == "rollout/raw_reward")
     # The exact value is drawn, though the band comes first in the profile and a band is drawn first.
     assert [s["value"] for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]] == [None, 0.7]
-    assert "over 4 steps (not drawn: only the first 4 steps: the chart's axis is time, not step)" in panel["description"]
+    assert (
+        "over 4 steps (not drawn: only the first 4 steps: the chart's axis is time, not step)" in panel["description"]
+    )

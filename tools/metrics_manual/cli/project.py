@@ -13,7 +13,7 @@ import click
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.diagnostics.finding import Finding, ManualError, errors
 from metrics_manual.diagnostics.report import report
-from metrics_manual.exports.names import EXPORT_FORMATS
+from metrics_manual.exports.names import EXPORT_FORMATS, formats_in_words
 
 
 @click.command("validate", short_help="Load and validate ranges/.")
@@ -99,10 +99,16 @@ def advice(bad: list[Finding]) -> str:
     fixes = "".join(f"\n  {c.id} {c.name}: {c.hint}" for c in others)
     if not rebuilt:
         return f"{len(bad)} problem(s), which `metrics-manual build` does not fix:{fixes}"
-    return f"{len(bad)} problem(s): {BUILD} ({rebuilt} of them); build does not fix the other {len(bad) - rebuilt}:{fixes}"
+    return (
+        f"{len(bad)} problem(s): {BUILD} ({rebuilt} of them); build does not fix the other {len(bad) - rebuilt}:{fixes}"
+    )
 
 
-@click.command("export", short_help="Export one profile as JSON, YAML, CSV or alert rules.")
+@click.command(
+    "export",
+    short_help="Export one profile in a format other tools read.",
+    help=f"Export one profile as {formats_in_words()}.",  # the formats' registry: the list cannot drift
+)
 @root_option
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to export.")
 @click.option(
@@ -116,7 +122,6 @@ def advice(bad: list[Finding]) -> str:
     help="File to write (through a symlink, never onto a device); - for standard output.",
 )
 def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
-    """Export one profile as JSON, YAML, CSV or Prometheus alerting rules."""
     from metrics_manual.disk.files import write_file
     from metrics_manual.exports.formats import export_text
     from metrics_manual.exports.profile import exported_profile
