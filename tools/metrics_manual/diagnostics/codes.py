@@ -500,6 +500,19 @@ NOT_A_RUN_FILE = _code(
     "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
 )
 
+# 520 on: what derive found in the ranges it writes.
+ZERO_WIDTH_BAND = _code(
+    "MM520",
+    "zero-width-band",
+    "derive wrote a band whose min equals its max (the runs gave one value at every step it covers): a healthy run "
+    "whose value varies at all fails it.",
+    "If the metric is constant by design, make it an exact expectation (kind: exact, at: every_step); else derive "
+    "the band again from more runs.",
+    "ranges/profiles/lab.yaml:40:7: warning: train/pg_clipfrac [0]: the band 0 to 0 has no width (all 36 values were "
+    "0): a healthy run whose value varies at all will fail it; if train/pg_clipfrac is constant by design, make it an "
+    "exact expectation (kind: exact, value: 0, at: every_step), else derive it again from more runs",
+)
+
 # --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------
 UNDOCUMENTED_KEY = _code(
     "MM601",
