@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from metrics_manual.diagnostics.codes import CODES
-from metrics_manual.judge.rules import LOGGED, NO_RANGE, Judgement, Problem, Result, Span
+from metrics_manual.judge.rules import Judgement, Problem, Result, Span
 from metrics_manual.model.phrase import num, plain
 from metrics_manual.text import github_data, github_property, inert, xml_chars
 
@@ -89,11 +89,11 @@ def not_judged_lines(j: Judgement) -> list[str]:
     """What was not judged, for people: the metrics with no range counted in one line (a shipped
     profile ranges a few of a catalog's 150 metrics, and 125 lines of them buried the verdicts), the
     rest listed up to NOT_JUDGED_SHOWN lines. --format json lists each of them."""
-    unranged = [n for n in j.not_judged if n.expectation is None and n.reason.startswith(NO_RANGE + " (")]
-    others = [n for n in j.not_judged if n.expectation is not None or not n.reason.startswith(NO_RANGE + " (")]
+    unranged = [n for n in j.not_judged if n.no_range]
+    others = [n for n in j.not_judged if not n.no_range]
     out = []
     if unranged:
-        logged = sum(n.reason == f"{NO_RANGE} ({LOGGED})" for n in unranged)
+        logged = sum(bool(n.logged) for n in unranged)
         one = len(unranged) == 1
         seen = (
             ("logged by the run" if logged else "not logged by the run")

@@ -104,6 +104,8 @@ class NotJudged(_Out):
     metric: str
     expectation: int | None = None
     reason: str
+    no_range: bool = Field(default=False, description="The profile gives the metric no range.")
+    logged: bool | None = Field(default=None, description="With no_range: whether the run logged the metric.")
 
 
 class StepsSeen(_Out):
@@ -399,8 +401,6 @@ def rule(e: Expectation) -> Rule:
 
 
 UNKNOWN_SHOWN = 25  # unknown keys named one by one; the rest are counted
-# The reason of a metric with no range, which the text output counts instead of listing (report_text).
-NO_RANGE, LOGGED, NOT_LOGGED = "the profile gives no range", "logged by the run", "not logged by the run"
 
 
 def judge(
@@ -425,8 +425,9 @@ def judge(
             for key in keys:
                 names = (key, *(old for old, new in renames.items() if new == key))
                 seen = any(n in run.series or n in run.unread for n in names)
-                logged = LOGGED if seen else NOT_LOGGED
-                not_judged.append(NotJudged(metric=key, reason=f"{NO_RANGE} ({logged})"))
+                logged = "logged by the run" if seen else "not logged by the run"
+                reason = f"the profile gives no range ({logged})"
+                not_judged.append(NotJudged(metric=key, reason=reason, no_range=True, logged=seen))
             continue
         for key in keys:
             facts = _KeyFacts(key, run, excluded)
