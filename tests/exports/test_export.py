@@ -224,14 +224,15 @@ def test_rules_leave_out_what_a_gauge_cannot_judge(tiny: Path) -> None:
     manual, files = generate(tiny)
     text = files["docs/export/tiny.rules.yml"]
     rules = yaml.safe_load(text)["groups"][0]["rules"]
-    assert [r["labels"]["metric"] for r in rules] == ["rollout/raw_reward", "train/grad_norm", "train/pg_clipfrac"]
+    assert [r["labels"]["metric"] for r in rules] == ["train/grad_norm", "train/pg_clipfrac"]
     assert [line for line in text.splitlines() if line.startswith("# - ")] == [
+        "# - rollout/raw_reward: 0.5 to 0.9 per step over 10 steps (source: summary) (only the first 10 steps: a gauge does not know the step)",
         "# - rollout/response_lengths: 400 tokens median of 10 steps, with plain sampling (a median over steps: a gauge holds one value)",
         "# - train/grad_norm: 1 to 3 per step in the first 2 steps (a window of the first steps: a gauge does not know the step)",
     ]
-    raw = rules[0]
-    assert raw["expr"] == "miles_metric_rollout_raw_reward < 0.5 or miles_metric_rollout_raw_reward > 0.9"
-    assert raw["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/rollout/#m-rollout-raw_reward"
+    grad = rules[0]
+    assert grad["expr"] == "miles_metric_train_grad_norm < 0.25 or miles_metric_train_grad_norm > 4.5"
+    assert grad["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/training/#m-train-grad_norm"
 
 
 def test_site_url_comes_from_the_environment_as_mkdocs_reads_it(tiny: Path) -> None:

@@ -156,7 +156,7 @@ def _boards(root: Path) -> tuple[Manual, dict[str, dict[str, Any]]]:
 def _expected_thresholds(expectations: list[Any]) -> list[float] | None:
     """The numbers a panel must draw, from the profile: a band's bounds first, else an exact value, else a median."""
     for e in expectations:
-        if isinstance(e, Band) and e.window is None:
+        if isinstance(e, Band) and e.window is None and e.steps is None:  # a band over every step
             return [v for v in (e.min, e.max) if v is not None]
     for e in expectations:
         if isinstance(e, Exact) and not isinstance(e.at, AtStep):

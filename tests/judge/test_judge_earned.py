@@ -768,7 +768,8 @@ def test_a_bad_profile_path_is_bad_input(tmp_path: Path, project: Path) -> None:
         assert ran.returncode == 2 and phrase in ran.stderr and "Traceback" not in ran.stderr
     (tmp_path / "junk.yaml").write_text("a: [\n", "utf-8")
     ran = run_cli("judge", "--profile", str(tmp_path / "junk.yaml"), str(tmp_path / "ev"), cwd=tmp_path)
-    assert ran.returncode == 2 and "not an exported metrics-manual profile" in ran.stderr
+    assert ran.returncode == 2 and f"{tmp_path / 'junk.yaml'}:2:1: error: invalid YAML: " in ran.stderr
+    assert ran.stderr.rstrip().endswith("[MM201]")
 
 
 def test_no_known_form_names_the_forms_tried(tmp_path: Path, project: Path) -> None:

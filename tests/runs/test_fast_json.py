@@ -121,6 +121,16 @@ def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = Non
     return series, [str(p) for p in run.problems], sorted(run.unread), run.invalid, run.relogged, run.unfinished
 
 
+def _read_alike(path: Path, form: str, monkeypatch) -> tuple:
+    """What json.loads reads from `path`, after asserting that msgspec's Structs, orjson alone, and the
+    Structs in chunks of a few lines (a chunk whose lines all decode is decoded at once) read the same."""
+    slow = _run(path, form, monkeypatch, fast=False)
+    assert _run(path, form, monkeypatch, fast=True) == slow
+    assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
+    assert _run(path, form, monkeypatch, fast=True, chunk=700) == slow
+    return slow
+
+
 @pytest.mark.parametrize("form", ["dashboard", "events"])
 def test_tricky_lines_read_the_same_through_both_parsers(tmp_path: Path, monkeypatch, form: str) -> None:
     path = tmp_path / ("metrics.jsonl" if form == "dashboard" else "events.jsonl")
@@ -212,11 +222,7 @@ def test_lines_the_structs_read_otherwise_are_read_as_json_loads_reads_them(
     path = tmp_path / "metrics.jsonl"
     lines = [_plain(s) for s in range(1, 6)] + [line] + [_plain(s) for s in range(100, 103)]
     path.write_bytes(b"\n".join(lines) + b"\n")
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    assert _run(path, "dashboard", monkeypatch, fast=True) == slow
-    assert _run(path, "dashboard", monkeypatch, fast=True, structs=False) == slow
-    # In chunks of a few lines: a chunk whose lines all decode is decoded at once (`_Known.take`).
-    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=700) == slow
+    _read_alike(path, "dashboard", monkeypatch)
 
 
 def test_a_key_logged_with_two_step_keys_keeps_the_line_order(tmp_path: Path, monkeypatch) -> None:
@@ -313,10 +319,7 @@ def test_metric_lines_the_struct_reads_otherwise_are_read_as_json_loads_reads_th
     other = b'{"type": "weight_checksum", "checksums": {"a": "00ff"}}'
     lines = [_metric_line(s) for s in range(1, 6)] + [other, line, other] + [_metric_line(s) for s in range(100, 103)]
     path.write_bytes(b"\n".join(lines) + b"\n")
-    slow = _run(path, "events", monkeypatch, fast=False)
-    assert _run(path, "events", monkeypatch, fast=True) == slow
-    assert _run(path, "events", monkeypatch, fast=True, structs=False) == slow
-    assert _run(path, "events", monkeypatch, fast=True, chunk=700) == slow
+    _read_alike(path, "events", monkeypatch)
 
 
 def test_the_struct_reads_the_metric_lines_of_known_keys(tmp_path: Path, monkeypatch) -> None:

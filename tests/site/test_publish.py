@@ -90,7 +90,7 @@ def test_two_versions_each_with_their_own_ranges(tmp_path: Path) -> None:
     # Each version's exports link into that version's own pages.
     for version in (first, second):
         rules = git(root, "show", f"gh-pages:{version}/export/tiny.rules.yml")
-        assert f"{URL}{version}/reference/metrics/rollout/#m-rollout-raw_reward" in rules
+        assert f"{URL}{version}/reference/metrics/training/#m-train-grad_norm" in rules
     assert "Ranges read at Miles 0a1b2c3d" in git(root, "show", f"gh-pages:{second}/changes/index.html")
     # The working tree is untouched by publishing.
     assert git(root, "status", "--porcelain", "--", "ranges") == ""

@@ -3,6 +3,7 @@
     from metrics_manual.api import load_profile
     profile = load_profile("lab-gb10.json")
     profile.expected("train/grad_norm")   # [Band(kind='band', min=0.35, max=4.95, ...)]
+    profile.expected("train/nope")        # UnknownMetric (a KeyError): the catalog has no such key
 
 Judge a run against it (the same judgement as `metrics-manual judge`):
 
@@ -14,21 +15,30 @@ Judge a run against it (the same judgement as `metrics-manual judge`):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from metrics_manual.judge.profile_file import ProfileFileError, read_profile_file
 from metrics_manual.judge.rules import DEFAULT_RTOL, Judgement, Result
 from metrics_manual.judge.rules import judge as _judge
-from metrics_manual.model.schema import AtStep, Band, Exact, Median, MetricExport, Presence, ProfileExport
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    Exact,
+    Median,
+    MetricExport,
+    Presence,
+    ProfileExport,
+    UnknownMetric,
+)
 from metrics_manual.runs.read import read_run
 from metrics_manual.runs.series import Run, StepRanges
 
 __all__ = [
     "load_profile",
+    "ProfileFileError",
     "ProfileExport",
+    "UnknownMetric",
     "MetricExport",
     "Band",
     "Median",
@@ -45,22 +55,11 @@ __all__ = [
 
 
 def load_profile(path: str | Path) -> ProfileExport:
-    """Read an exported profile (.json, .yaml or .yml) into typed objects; ValueError if it is not one."""
-    path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-        if path.suffix in (".yaml", ".yml"):
-            import yaml  # only here: a JSON profile is read without it
+    """Read an exported profile (.json, .yaml or .yml) into typed objects.
 
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise ValueError(str(exc)) from None
-        else:
-            data = json.loads(text)
-        return ProfileExport.model_validate(data)
-    except (ValueError, OSError, ValidationError, RecursionError) as exc:
-        raise ValueError(f"{path}: not an exported metrics-manual profile: {exc}") from None
+    ValueError if it is not one (a `ProfileFileError`: its `findings` say where and why, each at
+    the file's line and column, with its code)."""
+    return read_profile_file(Path(path))
 
 
 def judge(

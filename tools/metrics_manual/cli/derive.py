@@ -9,7 +9,7 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,20 @@ from metrics_manual.runs import read as runs_reader
 from metrics_manual.runs.capture import capture_text, sha256_of
 from metrics_manual.runs.series import Run
 from metrics_manual.source.load import PROFILES, Manual, load_manual, profile_files
-from metrics_manual.source.reader import read_document
+from metrics_manual.source.reader import read_document, read_yaml
 
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-def read_run(path: Path, catalog: Catalog) -> Run:
-    """One run from its files or folder, through the judge's readers (any form a Miles run writes)."""
-    return runs_reader.read_run([path], catalog)
+def read_run(path: Path, catalog: Catalog, input_format: str = "auto") -> Run:
+    """One run from its files or folder, through the judge's readers (any form a Miles run writes).
+
+    A run that cannot be read at all is a SourceError: its findings print as they are, once each.
+    """
+    try:
+        return runs_reader.read_run([path], catalog, input_format)
+    except runs_reader.RunInputError as err:
+        raise SourceError(err.findings) from None
 
 
 @dataclass
@@ -153,6 +159,7 @@ class DerivePlan:
     captures: dict[Path, str]
     broken: list[str]  # what check will report on these runs once the edit is written
     left_out: list[str]  # the leave-one-out check, one line per run
+    warnings: list[Finding] = field(default_factory=list)  # what is written but will mislead (a band with no width)
 
 
 def applied(export: ProfileExport, derivation: Derivation, run_ids: list[str]) -> ProfileExport:
@@ -227,12 +234,13 @@ def plan_derivation(
     options: Options,
     capture_to: Path | None,
     code_commit: str | None,
+    input_format: str = "auto",
 ) -> DerivePlan:
     loaded: dict[str, Run] = {}
     findings: list[Finding] = []
     for r in runs:
         try:
-            run = read_run(r.path, manual.catalog)
+            run = read_run(r.path, manual.catalog, input_format)
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--run {r.name}={r.path}: cannot read it ({exc.__class__.__name__})") from None
         findings += [p for p in run.problems if p.severity == "error"]
@@ -290,11 +298,23 @@ def plan_derivation(
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
     edited = validate_edit(root, file, new)
+    warnings = _warnings(result, new, display)
     # Judged as check will judge these runs once the edit is written: the two agree by construction.
     after = export_document(edited, edited.profile(profile.id), None)
     broken = [_line(b) for b in _failures(after, loaded, options.skip_first)]
     left_out = leave_one_out(manual, profile, export, loaded, options) if len(loaded) >= 3 else []
-    return DerivePlan(result, file, old, new, captures, broken, left_out)
+    return DerivePlan(result, file, old, new, captures, broken, left_out, warnings)
+
+
+def _warnings(result: Derivation, text: str, display: str) -> list[Finding]:
+    """The outcomes' warnings as findings at their expectation in the edited profile."""
+    doc, _ = read_yaml(text, display)
+    return [
+        replace(doc.finding(("expectations", o.key, o.index), message, code=code), severity="warning")
+        for o in result.outcomes
+        if o.values is not None and not o.problems
+        for code, message in o.warnings
+    ]
 
 
 def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
@@ -303,6 +323,8 @@ def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
 
 
 def report(p: DerivePlan) -> None:
+    for f in p.warnings:  # on stderr, as the runs' warnings: a warning does not change the exit code
+        click.echo(str(f), err=True)
     for o in p.derivation.outcomes:
         head = f"{o.key} [{o.index}] {'proposed ' if o.proposal else ''}{o.kind}"
         click.echo(f"{head}: {o.summary}" if o.summary else head)
@@ -342,6 +364,13 @@ def report(p: DerivePlan) -> None:
     help="Write compact captures of the runs here (default for runs inside the project: captures/PROFILE/).",
 )
 @click.option("--code-commit", default=None, help="The Miles commit the runs were made with.")
+@click.option(
+    "--input-format",
+    type=click.Choice(("auto", *runs_reader.RUN_FORMATS)),
+    default="auto",
+    show_default=True,
+    help="The form of the runs' files (default: detected from their content), as for judge.",
+)
 @click.option("--write", is_flag=True, help="Edit the profile file in place (default: print the diff).")
 def derive_command(
     root: str | None,
@@ -353,6 +382,7 @@ def derive_command(
     digits: int,
     capture_to: str | None,
     code_commit: str | None,
+    input_format: str,
     write: bool,
 ) -> None:
     """Compute a profile's ranges from runs; print the diff, or --write it into ranges/.
@@ -364,7 +394,7 @@ def derive_command(
         project = find_root(root)
         options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
         with locked(project):
-            _derive(project, profile_id, runs, options, capture_to, code_commit, write)
+            _derive(project, profile_id, runs, options, capture_to, code_commit, input_format, write)
     except ManualError as err:
         fail(err, wrote_nothing=True)
 
@@ -376,6 +406,7 @@ def _derive(
     options: Options,
     capture_to: str | None,
     code_commit: str | None,
+    input_format: str,
     write: bool,
 ) -> None:
     manual, export = exported_profile(project, profile_id)
@@ -383,7 +414,7 @@ def _derive(
         raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
     run_args = parse_runs(runs)
     folder = capture_folder(project, capture_to, profile_id, run_args)
-    p = plan_derivation(project, manual, export, run_args, options, folder, code_commit)
+    p = plan_derivation(project, manual, export, run_args, options, folder, code_commit, input_format)
     report(p)
     rel = p.profile_file.relative_to(project).as_posix()
     diff = "".join(

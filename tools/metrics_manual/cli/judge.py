@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -10,8 +12,10 @@ import click
 
 from metrics_manual.api import load_profile
 from metrics_manual.cli.common import fail, find_root, progress_bar, root_option
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
+from metrics_manual.judge.profile_file import TAKES, ProfileFileError, shown
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
@@ -41,15 +45,19 @@ def parse_steps(text: str) -> StepRanges:
 
 def load_profile_arg(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path | None]:
     """--profile: a profile id of the project, or the path of an exported profile (JSON or YAML as
-    `export` writes it). Returns the profile, the step keys and the project root (None outside one)."""
+    `export` writes it). Returns the profile, the step keys and the project root (None outside one).
+    ProfileFileError for a path that is no exported profile (a folder, a pipe, a CSV ...)."""
     path = Path(value)
-    if path.suffix.lower() in (".json", ".yaml", ".yml") or path.is_file():
-        if not path.is_file():
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        return _folder_or_id(value, root)
+    if path.suffix.lower() in (".json", ".yaml", ".yml", ".csv") or mode is not None:
+        if mode is None:
             raise UsageError(f"--profile {value}: no such file (a profile id, or an exported profile's .json/.yaml)")
-        try:
-            profile = load_profile(path)
-        except (ValueError, OSError) as exc:
-            raise UsageError(str(exc)[:500]) from None
+        profile = load_profile(path)  # a pipe or a device is named, never opened to wait on
         if not profile.step_keys:
             raise UsageError(
                 f"{value}: the exported profile names no step_keys (an older export); export it again "
@@ -60,11 +68,30 @@ def load_profile_arg(value: str, root: str | None) -> tuple[ProfileExport, dict[
         except UsageError:
             project = None
         return profile, dict(profile.step_keys), project
+    return _profile_id(value, root)
+
+
+def _profile_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path]:
     from metrics_manual.exports.profile import exported_profile  # the source's reader: only for a profile id
 
     project = find_root(root)
     manual, profile = exported_profile(project, value)
     return profile, dict(manual.catalog.step_keys), project
+
+
+def _folder_or_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path]:
+    """A folder given as --profile: the project's profile of that name if there is one (a folder
+    named like an id where judge runs), else a finding that says it is a folder."""
+    folder = ProfileFileError(
+        shown(Path(value)),
+        [Finding(shown(Path(value)), 1, 1, f"a folder, not a profile; {TAKES}", code=codes.NOT_A_PROFILE_FILE)],
+    )
+    if "/" in value or os.sep in value or value.startswith("."):
+        raise folder
+    try:
+        return _profile_id(value, root)
+    except UsageError:
+        raise folder from None
 
 
 def _templates(project: Path | None) -> Path:
@@ -154,7 +181,7 @@ def judge_command(
             keys=judged_keys(profile),
             renames=profile.renames(),
         )
-    except RunInputError as err:
+    except (RunInputError, ProfileFileError) as err:
         _fail(err.findings, fmt)
         return
     except ManualError as err:

@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("metrics_manual.cli.project", "validate", "Load and validate ranges/."),
     "build": ("metrics_manual.cli.project", "build", "Write pages, exports and schemas that changed."),
     "check": ("metrics_manual.cli.project", "check", "Compare docs/ with ranges/ in memory."),
-    "export": ("metrics_manual.cli.project", "export", "Export one profile as JSON, YAML, CSV or alert rules."),
+    "export": ("metrics_manual.cli.project", "export", "Export one profile in a format other tools read."),
     "judge": ("metrics_manual.cli.judge", "judge_command", "Judge a run against a profile: pass, fail or error."),
     "derive": ("metrics_manual.cli.derive", "derive_command", "Compute a profile's ranges from runs."),
     "diff": ("metrics_manual.cli.diff", "diff_command", "What changed in ranges/ between two git revisions."),

@@ -11,9 +11,9 @@ from pathlib import Path
 import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
-from metrics_manual.diagnostics.finding import ManualError, errors
+from metrics_manual.diagnostics.finding import Finding, ManualError, errors
 from metrics_manual.diagnostics.report import report
-from metrics_manual.exports.names import EXPORT_FORMATS
+from metrics_manual.exports.names import EXPORT_FORMATS, formats_in_words
 
 
 @click.command("validate", short_help="Load and validate ranges/.")
@@ -82,16 +82,33 @@ def check(root: str | None, fmt: str) -> None:
         click.echo(report(findings, fmt))
     bad = errors(findings)
     if fmt == "text":
-        rebuild = any(f.code.rebuild for f in bad)  # else: fix ranges/ or the captures
-        click.echo(
-            f"{len(bad)} problem(s)" + (": run `metrics-manual build` to regenerate files" if rebuild else "")
-            if bad
-            else "ok: docs, exports and schemas agree with ranges/"
-        )
+        click.echo(advice(bad) if bad else "ok: docs, exports and schemas agree with ranges/")
     sys.exit(EXIT_DRIFT if bad else 0)
 
 
-@click.command("export", short_help="Export one profile as JSON, YAML, CSV or alert rules.")
+BUILD = "run `metrics-manual build` to regenerate files"
+
+
+def advice(bad: list[Finding]) -> str:
+    """check's last words: build for the findings whose code build fixes (`Code.rebuild`), and each
+    other code's own fix (a changed, missing or disagreeing capture is not build's to fix)."""
+    rebuilt = sum(1 for f in bad if f.code.rebuild)
+    others = sorted({f.code for f in bad if not f.code.rebuild})
+    if not others:
+        return f"{len(bad)} problem(s): {BUILD}"
+    fixes = "".join(f"\n  {c.id} {c.name}: {c.hint}" for c in others)
+    if not rebuilt:
+        return f"{len(bad)} problem(s), which `metrics-manual build` does not fix:{fixes}"
+    return (
+        f"{len(bad)} problem(s): {BUILD} ({rebuilt} of them); build does not fix the other {len(bad) - rebuilt}:{fixes}"
+    )
+
+
+@click.command(
+    "export",
+    short_help="Export one profile in a format other tools read.",
+    help=f"Export one profile as {formats_in_words()}.",  # the formats' registry: the list cannot drift
+)
 @root_option
 @click.option("--profile", "profile_id", required=True, help="Id of the profile to export.")
 @click.option(
@@ -105,7 +122,6 @@ def check(root: str | None, fmt: str) -> None:
     help="File to write (through a symlink, never onto a device); - for standard output.",
 )
 def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
-    """Export one profile as JSON, YAML, CSV or Prometheus alerting rules."""
     from metrics_manual.disk.files import write_file
     from metrics_manual.exports.formats import export_text
     from metrics_manual.exports.profile import exported_profile

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, assert_never
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
@@ -163,6 +165,8 @@ class Derived:
     problems: list[str] = field(default_factory=list)
     proposal: bool = False
     violation: bool = False  # an exact or presence expectation that a run breaks
+    # What the user should know of what is written (a band with no width): warnings, written all the same.
+    warnings: list[tuple[Code, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -252,6 +256,12 @@ def band_bounds(values: list[float], method: Method, digits: int, domain: Domain
     return _clamp(round_down(lo, digits), round_up(hi, digits), domain)
 
 
+def unclipped_bounds(values: list[float], method: Method, digits: int) -> tuple[float, float]:
+    """The bounds `band_bounds` would give with no domain: where they differ, the domain changed them."""
+    lo, hi = method.envelope(values)
+    return round_down(lo, digits), round_up(hi, digits)
+
+
 def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Derived:
     per_run, count, problems = _gather(runs, key, e, o)
     out = Derived(key, i, "band", "", proposal=e is None)
@@ -260,6 +270,7 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         return out
     values = [v for vs in per_run.values() for v in vs]
     lo, hi = band_bounds(values, o.method, o.digits, domain)
+    free = dict(zip(("min", "max"), unclipped_bounds(values, o.method, o.digits)))
     new: dict[str, Any] = {"kind": "band"} if e is None else {}
     if e is None or e.min is not None:
         new["min"] = lo
@@ -271,8 +282,9 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
     out.values = new
     where = f"first {span.first} steps" if isinstance(span, Window) else f"{count} steps per run"
     written = " to ".join(num(new[b]) if b in new else "-" for b in ("min", "max"))
-    if domain != "any":
-        written += f" (kept to the metric's domain: {domain})"
+    clipped = [f"{b} {num(free[b])} -> {num(new[b])}" for b in ("min", "max") if b in new and new[b] != free[b]]
+    if clipped:  # only a bound the domain moved: a band inside the domain was not kept to it
+        written += f" (kept to the metric's domain, {domain}: {', '.join(clipped)})"
     outside = sum(1 for v in values if ("min" in new and v < new["min"]) or ("max" in new and v > new["max"]))
     if outside:  # percentile and sigma envelopes leave the extremes out by design
         written += f" ({outside} of the values lie outside it: check reports them when the captures are in the project)"
@@ -280,7 +292,19 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         f"{len(values)} values ({where}): min {num(min(values))}, max {num(max(values))}; "
         f"{o.method}, {o.digits} digits outward: {written}"
     )
+    if "min" in new and "max" in new and new["min"] == new["max"]:
+        out.warnings.append((codes.ZERO_WIDTH_BAND, _no_width(key, i, new["min"], values)))
     return out
+
+
+def _no_width(key: str, i: int, value: float, values: list[float]) -> str:
+    """Why a band of one value fails any healthy run that varies, and what to write instead."""
+    seen = f"all {len(values)} values were {num(value)}" if min(values) == max(values) else "the method gave no width"
+    return (
+        f"{key} [{i}]: the band {num(value)} to {num(value)} has no width ({seen}): a healthy run whose value "
+        f"varies at all will fail it; if {key} is constant by design, make it an exact expectation "
+        f"(kind: exact, value: {num(value)}, at: every_step), else derive it again from more runs"
+    )
 
 
 def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Derived:

@@ -418,7 +418,7 @@ CORRUPT_LINE = _code(
     "corrupt-line",
     "A line or record of a run file cannot be parsed; it was skipped.",
     "Repair or remove the line; the rest of the file was read.",
-    "dump/events/metrics.jsonl:17:30: error: corrupt line: Expecting ',' delimiter: line 1 column 30 (char 29)",
+    "dump/events/metrics.jsonl:17:30: error: corrupt line: expecting ',' delimiter; it was skipped",
 )
 CUT_LAST_LINE = _code(
     "MM505",
@@ -500,6 +500,27 @@ STEPS_NOT_LOGGED = _code(
     "dump/dashboard.jsonl:1:1: warning: rollout/step: no record at step 20 (the run logged steps 0-47 at a "
     "stride of 1); a value is missing there",
 )
+NOT_A_RUN_FILE = _code(
+    "MM515",
+    "not-a-run-file",
+    "A run path given on the command line is neither a regular file nor a folder (a named pipe, a device, a "
+    "socket); it is not read, so judge never waits on a pipe.",
+    "Give the run's files or folders; to judge what a pipe carries, write it to a file first.",
+    "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
+)
+
+# 520 on: what derive found in the ranges it writes.
+ZERO_WIDTH_BAND = _code(
+    "MM520",
+    "zero-width-band",
+    "derive wrote a band whose min equals its max (the runs gave one value at every step it covers): a healthy run "
+    "whose value varies at all fails it.",
+    "If the metric is constant by design, make it an exact expectation (kind: exact, at: every_step); else derive "
+    "the band again from more runs.",
+    "ranges/profiles/lab.yaml:40:7: warning: train/pg_clipfrac [0]: the band 0 to 0 has no width (all 36 values were "
+    "0): a healthy run whose value varies at all will fail it; if train/pg_clipfrac is constant by design, make it an "
+    "exact expectation (kind: exact, value: 0, at: every_step), else derive it again from more runs",
+)
 
 # --- 6: the catalog held against a Miles checkout (coverage) -----------------------------------
 UNDOCUMENTED_KEY = _code(
@@ -557,4 +578,14 @@ MISSING_EXTRA = _code(
     "Install the extra the message names, e.g. pip install 'metrics-manual[tensorboard]'.",
     "-:1:1: error: reading TensorBoard event files needs the tensorboard extra: pip install "
     "'metrics-manual[tensorboard]'",
+)
+NOT_A_PROFILE_FILE = _code(
+    "MM904",
+    "not-a-profile-file",
+    "What --profile names is not an exported profile judge can read: a folder or a pipe, another form of "
+    "export (CSV, alert rules, a Grafana dashboard), a source profile, or not JSON or YAML at all.",
+    "Give a profile id inside the project, or the .json or .yaml file `metrics-manual export --format json` "
+    "(or yaml) writes.",
+    "lab-gb10.csv:1:1: error: a CSV export cannot be judged against; judge takes an exported profile in JSON or "
+    "YAML (the .json or .yaml that `metrics-manual export` writes)",
 )

@@ -1,4 +1,4 @@
-"""Export a profile as JSON (canonical), YAML, CSV and Prometheus alerting rules."""
+"""Export a profile as JSON (canonical), YAML, CSV and Prometheus alerting rules (the dashboard: grafana.py)."""
 
 from __future__ import annotations
 
@@ -288,9 +288,12 @@ def why_no_alert_rule(e: Expectation) -> str | None:
             match span:
                 case Window():
                     return "a window of the first steps: a gauge does not know the step"
+                case FirstSteps(count=n):
+                    # A rule would fire at every step for a range that holds only in the first n.
+                    return f"only the first {n} steps: a gauge does not know the step"
                 case AtStep():
                     return "one step: a gauge does not know the step"
-                case FirstSteps() | EveryStep():
+                case EveryStep():
                     return None  # a gauge's value at any step
                 case _:
                     assert_never(span)
@@ -396,7 +399,9 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
         from metrics_manual.exports.grafana import to_grafana  # it imports gauge_name from here
 
         return to_grafana(doc)
-    return to_prometheus(doc)
+    if fmt == "prometheus":
+        return to_prometheus(doc)
+    raise ValueError(f"no exporter for format {fmt!r}")  # a format added to names.FORMATS needs one here
 
 
 @functools.cache  # a model's schema is a fact of the code: mkdocs serve and the tests build many times a process

@@ -3,7 +3,7 @@
 One row per catalog section, one time-series panel per metric that has a number a chart
 can show. The query reads the gauge the alerting rules watch (`gauge_name`), for the runs
 picked in `$run`, from the Prometheus data source picked in `$datasource`. What a chart of
-values over time cannot show (a window of the first steps, one step, presence) is said in
+values over time cannot show (a range for the first steps, one step, presence) is said in
 the panel's description instead of being drawn wrong.
 
 Grafana interpolates `$name`, `${name}` and `[[name]]` in titles and descriptions, and
@@ -21,7 +21,19 @@ from typing import Any, assert_never
 
 from metrics_manual.exports.formats import gauge_name, no_gauge
 from metrics_manual.model.phrase import FRACTION, describe, plain
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    EveryStep,
+    Exact,
+    Expectation,
+    FirstSteps,
+    Median,
+    MetricExport,
+    Presence,
+    ProfileExport,
+    Window,
+)
 
 SCHEMA_VERSION = 39  # Grafana 10.4+/11 read it; older ones migrate
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
@@ -70,10 +82,20 @@ def grafana_unit(unit: str | None) -> str | None:
 def drawable(e: Expectation) -> str | None:
     """Why a chart of values over time cannot draw `e`, or None when it can."""
     match e:
-        case Band():
-            return "a window of the first steps: the chart's axis is time, not step" if e.window else None
-        case Exact():
-            return "one step: the chart's axis is time, not step" if isinstance(e.at, AtStep) else None
+        case Band() | Exact():
+            span = e.span
+            match span:
+                case Window():
+                    return "a window of the first steps: the chart's axis is time, not step"
+                case FirstSteps(count=n):
+                    # Drawn over the whole chart, it would colour every later step against a range for the first n.
+                    return f"only the first {n} steps: the chart's axis is time, not step"
+                case AtStep():
+                    return "one step: the chart's axis is time, not step"
+                case EveryStep():
+                    return None
+                case _:
+                    assert_never(span)
         case Median():
             return None
         case Presence():

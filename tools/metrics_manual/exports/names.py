@@ -1,6 +1,33 @@
-"""The export formats and their file suffixes: what the command's options offer, without the exporters."""
+"""The export formats: one registry of their ids, file suffixes and names in words, without the exporters.
+
+The command's options and help, build's files and the pages' lists all read it, so a format
+added here shows everywhere (exports/formats.py `export_text` writes each).
+"""
 
 from __future__ import annotations
 
-EXPORT_FORMATS = ("json", "yaml", "csv", "prometheus", "grafana")
-SUFFIX = {"json": ".json", "yaml": ".yaml", "csv": ".csv", "prometheus": ".rules.yml", "grafana": ".grafana.json"}
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    id: str  # what --format takes
+    suffix: str  # a profile's file under docs/export/: <profile id><suffix>
+    words: str  # what the file is, for people
+
+
+FORMATS: tuple[ExportFormat, ...] = (
+    ExportFormat("json", ".json", "JSON"),
+    ExportFormat("yaml", ".yaml", "YAML"),
+    ExportFormat("csv", ".csv", "CSV"),
+    ExportFormat("prometheus", ".rules.yml", "Prometheus alerting rules"),
+    ExportFormat("grafana", ".grafana.json", "a Grafana dashboard"),
+)
+EXPORT_FORMATS = tuple(f.id for f in FORMATS)
+SUFFIX = {f.id: f.suffix for f in FORMATS}
+
+
+def formats_in_words() -> str:
+    """Every format, as a sentence lists them: "JSON, YAML, ... or a Grafana dashboard"."""
+    words = [f"{f.words} ({f.id})" for f in FORMATS]
+    return ", ".join(words[:-1]) + " or " + words[-1]

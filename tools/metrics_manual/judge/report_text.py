@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.judge.rules import Judgement, Problem, Result, Span
 from metrics_manual.model.phrase import num, plain
 from metrics_manual.text import github_data, github_property, inert, xml_chars
 
 OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
+NOT_JUDGED_SHOWN = 40  # the not-judged lines listed one by one (the run's unknown keys are 26 of them at most)
 
 
 def render(j: Judgement, fmt: str) -> str:
@@ -43,8 +45,10 @@ def headline(j: Judgement) -> list[str]:
     ]
     if run.excluded_steps:
         lines.append(f"excluded steps: {ranges(run.excluded_steps)}")
+    # A TensorBoard file holds records, not lines.
+    cut = "record" if run.formats == ["tensorboard"] else "line or record" if "tensorboard" in run.formats else "line"
     for sk, step in run.unfinished_steps.items():
-        lines.append(f"unfinished: {sk} {step} (a file's last line is cut; no value is missing there)")
+        lines.append(f"unfinished: {sk} {step} (a file's last {cut} is cut; no value is missing there)")
     for r in run.relogged:
         lines.append(f"re-logged (a resumed run; the later record is judged): {r.path}: {r.step_key} {ranges(r.steps)}")
     return lines
@@ -81,15 +85,39 @@ def summary_line(j: Judgement) -> str:
     return f"{s.passed} pass, {s.failed} fail, {s.errors} error, {s.not_judged} not judged{tail}"
 
 
+def not_judged_lines(j: Judgement) -> list[str]:
+    """What was not judged, for people: the metrics with no range counted in one line (a shipped
+    profile ranges a few of a catalog's 150 metrics, and 125 lines of them buried the verdicts), the
+    rest listed up to NOT_JUDGED_SHOWN lines. --format json lists each of them."""
+    unranged = [n for n in j.not_judged if n.no_range]
+    others = [n for n in j.not_judged if not n.no_range]
+    out = []
+    if unranged:
+        logged = sum(bool(n.logged) for n in unranged)
+        one = len(unranged) == 1
+        seen = (
+            ("logged by the run" if logged else "not logged by the run")
+            if one
+            else (f"{num(logged)} of them logged by the run" if logged else "none of them logged by the run")
+        )
+        out.append(
+            f"  {num(len(unranged))} metric{'' if one else 's'} {'has' if one else 'have'} no range in the profile "
+            f"({seen}); --format json lists {'it' if one else 'them'}"
+        )
+    for n in others[:NOT_JUDGED_SHOWN]:
+        where = f" (expectation {n.expectation})" if n.expectation is not None else ""
+        out.append(f"  {n.metric}{where}: {n.reason}")
+    if len(others) > NOT_JUDGED_SHOWN:
+        out.append(f"  and {num(len(others) - NOT_JUDGED_SHOWN)} more; --format json lists them")
+    return out
+
+
 def text(j: Judgement) -> str:
     out = headline(j)
     out += [result_line(r) for r in j.results]
     if j.not_judged:
         out.append("not judged:")
-        out += [
-            f"  {n.metric}" + (f" (expectation {n.expectation})" if n.expectation is not None else "") + f": {n.reason}"
-            for n in j.not_judged
-        ]
+        out += not_judged_lines(j)
     out += [problem_line(p) for p in j.problems]
     out.append(summary_line(j))
     # Keys and paths come from the run's files: a newline or an escape sequence in one must not
@@ -98,8 +126,14 @@ def text(j: Judgement) -> str:
 
 
 def problem_line(p: Problem) -> str:
-    """A reading problem as the command prints a finding: `path:line:col: severity: message`."""
-    return f"{p.path}:{p.line}:{p.col}: {p.severity}: {p.message}"
+    """A reading problem as every command prints a finding: `path:line:col: severity: message [MM504]`."""
+    return f"{p.path}:{p.line}:{p.col}: {p.severity}: {p.message} [{p.code}]"
+
+
+def _problem_title(p: Problem) -> str:
+    """A GitHub annotation's title, as diagnostics.report titles a finding: `MM504 corrupt-line`."""
+    code = CODES.get(p.code)
+    return f"{p.code} {code.name}" if code else p.code
 
 
 def _x(text: str) -> str:
@@ -195,7 +229,7 @@ def github(j: Judgement) -> str:
     if unknown := unknown_line(j):
         out.append(f"::warning title=keys not in the manual::{_gd(unknown)}")
     for p in j.problems:
-        props = f"file={_gp(p.path)},line={p.line},col={p.col}"
+        props = f"file={_gp(p.path)},line={p.line},col={p.col},title={_gp(_problem_title(p))}"
         out.append(f"::{p.severity} {props}::{_gd(p.message)}")
     out.append(f"::notice title=metrics-manual judge::{_gd(summary_line(j))}")
     return "\n".join(out) + "\n"

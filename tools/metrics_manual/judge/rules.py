@@ -104,6 +104,8 @@ class NotJudged(_Out):
     metric: str
     expectation: int | None = None
     reason: str
+    no_range: bool = Field(default=False, description="The profile gives the metric no range.")
+    logged: bool | None = Field(default=None, description="With no_range: whether the run logged the metric.")
 
 
 class StepsSeen(_Out):
@@ -135,7 +137,8 @@ class RunInfo(_Out):
     excluded_steps: list[Span] = Field(default_factory=list, description="--exclude-steps, as ranges.")
     unfinished_steps: dict[str, int] = Field(
         default_factory=dict,
-        description="Step key -> its last step, unfinished because a file's last line is cut: no value is missing there.",
+        description="Step key -> its last step, unfinished because a file's last line (or TensorBoard record) is "
+        "cut: no value is missing there.",
     )
     relogged: list[Relogged] = Field(
         default_factory=list, description="Steps logged again later in the same file (a resumed run)."
@@ -159,10 +162,13 @@ class UnknownKeys(_Out):
 
 
 class Problem(_Out):
+    """A finding of the run's reader, where `path:line:col` names the file's own line and column."""
+
     path: str
     line: int
     col: int
     severity: Literal["error", "warning"]
+    code: str = Field(description="The kind of finding, as every command names it (MM504; docs/findings.md).")
     message: str
 
 
@@ -420,7 +426,8 @@ def judge(
                 names = (key, *(old for old, new in renames.items() if new == key))
                 seen = any(n in run.series or n in run.unread for n in names)
                 logged = "logged by the run" if seen else "not logged by the run"
-                not_judged.append(NotJudged(metric=key, reason=f"the profile gives no range ({logged})"))
+                reason = f"the profile gives no range ({logged})"
+                not_judged.append(NotJudged(metric=key, reason=reason, no_range=True, logged=seen))
             continue
         for key in keys:
             facts = _KeyFacts(key, run, excluded)
@@ -453,6 +460,7 @@ def judge(
             line=f.line,
             col=f.col,
             severity="warning" if f.severity == "warning" else "error",
+            code=f.code.id,
             message=f.message,
         )
         for f in sorted(run.problems)

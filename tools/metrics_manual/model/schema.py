@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from metrics_manual.model.keys import is_pattern
+from metrics_manual.model.keys import is_pattern, matches
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -537,6 +537,23 @@ class MetricExport(Strict):
     )
 
 
+class UnknownMetric(KeyError):
+    """A key the profile's catalog does not document, asked of `ProfileExport.metric` or `expected`.
+    A KeyError, as a mapping's lookup raises; its message says which key, and the closest known ones."""
+
+    def __init__(self, key: str, profile: str, known: list[str]) -> None:
+        import difflib
+
+        super().__init__(key)
+        self.key = key
+        close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        self.message = f"{key!r} is not a metric of the catalog of profile {profile!r}{hint}"
+
+    def __str__(self) -> str:  # KeyError's own repr()s its argument: say it in words instead
+        return self.message
+
+
 class ProfileExport(Strict):
     """One profile with the catalog entries of its metrics: what tools load."""
 
@@ -550,10 +567,15 @@ class ProfileExport(Strict):
     metrics: list[MetricExport] = Field(description="Every metric of the catalog, in the catalog's order.")
 
     def metric(self, key: str) -> MetricExport:
+        """The catalog entry of `key`: a metric, a member of a family, or a key a pattern such as
+        `eval/{dataset}` stands for. UnknownMetric (a KeyError) when the catalog documents no such key."""
         for m in self.metrics:
             if m.key == key or key in m.members:
                 return m
-        raise KeyError(key)
+        for m in self.metrics:
+            if any(is_pattern(k) and matches(k, key) for k in (m.key, *m.members)):
+                return m
+        raise UnknownMetric(key, self.profile.id, [k for m in self.metrics for k in (m.key, *m.members)])
 
     def renames(self) -> dict[str, str]:
         """Former key -> the key Miles logs it as now, for the plain keys (a family or pattern is not renamed
@@ -561,7 +583,8 @@ class ProfileExport(Strict):
         return {r.key: m.key for m in self.metrics if not m.members and not is_pattern(m.key) for r in m.renamed_from}
 
     def expected(self, key: str) -> list[Band | Median | Exact | Presence]:
-        """What `key` is expected to be on this profile's setup ([] when it has no range)."""
+        """What `key` is expected to be on this profile's setup ([] when the catalog documents it and
+        the profile gives it no range). UnknownMetric (a KeyError) for a key the catalog does not document."""
         return list(self.metric(key).expectations)
 
     def to_profile(self) -> Profile:

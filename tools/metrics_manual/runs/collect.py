@@ -361,15 +361,15 @@ class Collector:
         else:
             series[step] = float(step)
 
-    def cut(self, path: str, line: int, what: str = "line") -> None:
-        """The last line of a file is cut (the run may still be writing it): a warning, and the run's
-        last step counts as unfinished."""
+    def cut(self, path: str, line: int, what: str = "line", where: str = "") -> None:
+        """The last line (a TensorBoard file's: record, cut `where`) of a file is cut (the run may
+        still be writing it): a warning, and the run's last step counts as unfinished."""
         self.cut_files.append(path)
         self.problem(
             path,
             line,
-            f"the last {what} is cut (the run may still be writing this file); it was skipped "
-            "and the last step counts as unfinished",
+            f"the last {what} is cut{f' {where}' if where else ''} (the run may still be writing this file); "
+            "it was skipped and the last step counts as unfinished",
             code=codes.CUT_LAST_LINE,
             severity="warning",
         )
@@ -560,6 +560,32 @@ def json_records(path: Any, rel: str, out: Collector, *, fast: bool = False) -> 
 TOO_DEEP = "corrupt line: JSON nested too deeply; it was skipped"
 
 
+_DIGITS = re.compile(r"limit \((\d+) digits\).*value has (\d+) digits")
+
+
+def corrupt_line(exc: ValueError, line: bytes) -> tuple[str, int]:
+    """The finding of a line json.loads cannot read: what is wrong, and the file's column of it.
+
+    The parser's own position ("line 1 column 30 (char 29)") is dropped: it counts in the one line
+    it was given, so its line 1 is not the file's; the column goes where every finding puts it."""
+    if isinstance(exc, UnicodeDecodeError):
+        at = min(max(exc.start, 0), len(line) - 1) if line else 0
+        byte = f" (byte 0x{line[at]:02x})" if line else ""
+        return f"corrupt line: not UTF-8{byte}; it was skipped", len(line[:at].decode("utf-8", "replace")) + 1
+    msg, col = getattr(exc, "msg", None), getattr(exc, "colno", None)
+    if not isinstance(msg, str) or not isinstance(col, int) or getattr(exc, "lineno", 1) != 1:
+        # Not a syntax error: Python's cap on an integer's digits (its words name a setting of Python's).
+        digits = _DIGITS.search(str(exc))
+        what = (
+            f"an integer of {digits.group(2)} digits, more than the {digits.group(1)} Python reads"
+            if digits
+            else "not JSON"
+        )
+        return f"corrupt line: {what}; it was skipped", 1
+    what = msg.removesuffix(" starting at").removesuffix(" at")
+    return f"corrupt line: {what[:1].lower()}{what[1:]}; it was skipped", max(col, 1)
+
+
 def invalid_key(bad: str) -> str:
     """A record holding a key that is not valid Unicode: it is skipped."""
     return f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped"
@@ -582,7 +608,8 @@ def json_record(line: bytes | bytearray, n: int, rel: str, out: Collector, *, fa
         return None
     except ValueError as exc:
         if line.endswith(b"\n"):
-            out.problem(rel, n, f"corrupt line: {exc}", code=codes.CORRUPT_LINE, col=getattr(exc, "colno", 1))
+            message, col = corrupt_line(exc, line)
+            out.problem(rel, n, message, code=codes.CORRUPT_LINE, col=col)
         else:
             out.cut(rel, n)
         return None

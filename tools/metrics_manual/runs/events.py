@@ -32,6 +32,7 @@ from metrics_manual.runs.collect import (
     TOO_DEEP,
     Collector,
     as_step,
+    corrupt_line,
     fast_record,
     finder,
     invalid_key,
@@ -230,7 +231,8 @@ def _line(line: bytes, at: int, out: Collector, problems: Problems, missing_step
         problems.append((at, codes.CORRUPT_LINE, TOO_DEEP, "error", 1))
         return
     except ValueError as exc:
-        problems.append((at, codes.CORRUPT_LINE, f"corrupt line: {exc}", "error", getattr(exc, "colno", 1)))
+        message, col = corrupt_line(exc, line)
+        problems.append((at, codes.CORRUPT_LINE, message, "error", col))
         return
     if isinstance(event, dict) and event.get("type") == "metric":
         if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(event)):

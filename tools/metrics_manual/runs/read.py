@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import os
+import stat
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -55,6 +56,23 @@ def shown_path(path: Path) -> str:
 _TRIED = "tried: " + ", ".join(RUN_FORMATS) + "; name the form with --input-format"
 
 
+_SPECIAL = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _special(path: Path) -> str | None:
+    """What a path that exists but is neither a regular file nor a folder is, in words; None if it does not exist."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((name for test, name in _SPECIAL if test(mode)), "a special file")
+
+
 def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
     """(file, form) for every part of the run (a folder gives its files of a known form, in name
     order), a warning for each folder that has none, an error for a file name that is not UTF-8."""
@@ -87,6 +105,9 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
                 bad.append(Finding(shown_path(path), 1, 1, why, code=codes.UNKNOWN_RUN_FORM))
             else:
                 found.append((path, form))
+        elif kind := _special(path):  # a pipe is never opened: reading it would wait on its writer
+            why = f"not a regular file or folder but {kind}; it was not read"
+            bad.append(Finding(shown_path(path), 1, 1, why, code=codes.NOT_A_RUN_FILE))
         else:
             bad.append(Finding(shown_path(path), 1, 1, "no such file or folder", code=codes.NO_SUCH_RUN_FILE))
     for file, _ in found:

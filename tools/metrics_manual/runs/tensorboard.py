@@ -156,7 +156,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
                         else:
                             put(tag, step, value)
         except Cut as exc:
-            out.cut(rel, n + 1, f"record (in its {exc.args[0]})")
+            out.cut(rel, n + 1, "record", f"in its {exc.args[0]}")
         except Corrupt as exc:
             why = f"corrupt event record {n + 1}: {exc.args[0]}; the rest of the file was skipped"
             out.problem(rel, n + 1, why, code=codes.CORRUPT_LINE)
