@@ -96,3 +96,32 @@ def test_the_tiny_profile_with_text_past_ascii_is_accepted(tmp_path: Path) -> No
     root = write_project(tmp_path / "p", profiles={"tiny": TINY_PROFILE.replace("Tiny runs", "Tiny runs — é 😀")})
     result = run_cli("validate", "--root", str(root))
     assert result.returncode == 0, result.stderr
+
+
+def test_the_characters_found_are_the_ones_libyaml_refuses() -> None:
+    """The reader places the character libyaml refused by searching for it: the two must agree on
+    every character (the ranges where the rule changes, and all of Latin and the controls)."""
+    import yaml
+
+    from metrics_manual.source.reader import _FORBIDDEN
+
+    points = [
+        *range(0, 0x3000),
+        *range(0xD7F0, 0xD800),
+        *range(0xE000, 0xE010),
+        *range(0xFEF0, 0x10010),
+        0x10FFFF,
+    ]
+    differ = []
+    for point in points:
+        char = chr(point)
+        try:
+            yaml.load(f'a: "{char}"\n' if char not in '"\\' else "a: b\n", Loader=yaml.CSafeLoader)
+            refused = False
+        except yaml.reader.ReaderError:
+            refused = True
+        except yaml.YAMLError:  # a line break or a tab inside quotes: YAML errors of another kind
+            refused = False
+        if refused != bool(_FORBIDDEN.search(char)):
+            differ.append(hex(point))
+    assert differ == []

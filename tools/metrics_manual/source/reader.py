@@ -542,14 +542,14 @@ def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Docum
     loader = _Loader(text)
     try:
         data = reader.read(loader)
-    except yaml.reader.ReaderError:
+    except yaml.reader.ReaderError as exc:
         # Its own position counts bytes or characters by the loader, and its message names
         # "<unicode string>": place the character in the file's lines and say what it is.
         if forbidden := _FORBIDDEN.search(text):
             return doc, [*reader.findings, _char_finding(text, forbidden.start(), display)]
-        return doc, [
+        return doc, [  # pragma: no cover - the reader refuses only what _FORBIDDEN finds
             *reader.findings,
-            Finding(display, 1, 1, "invalid YAML: the reader failed", code=codes.INVALID_YAML),
+            Finding(display, 1, 1, f"invalid YAML: {clip(str(exc.reason))}", code=codes.INVALID_YAML),
         ]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
