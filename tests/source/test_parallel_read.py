@@ -49,3 +49,17 @@ def test_worker_processes_read_what_one_process_reads(tmp_path: Path, monkeypatc
         assert alone[1] and {"p1.yaml", "p3.yaml"} <= {f.split(":")[0].rsplit("/", 1)[-1] for f in alone[1]}, alone
     else:
         assert alone[0] is not None and len(alone[0].profiles) == 5
+
+
+def test_the_workers_start_before_the_first_document_is_asked_for(tmp_path: Path, monkeypatch) -> None:
+    """load imports pydantic and the model while the workers read: they must be running by then."""
+    import multiprocessing
+
+    root = _project(tmp_path)
+    monkeypatch.setattr(reader, "_cores", lambda: 2)
+    files = [(p, f"ranges/profiles/{p.name}") for p in sorted((root / "ranges/profiles").glob("*.yaml"))]
+    before = len(multiprocessing.active_children())
+    read = reader.read_documents(files, parallel_bytes=0)
+    assert len(multiprocessing.active_children()) == before + 2
+    docs = [doc.data["id"] for doc, findings in read if not findings]
+    assert docs == [f"p{i}" for i in range(5)]
