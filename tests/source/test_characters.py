@@ -37,6 +37,8 @@ CASES = [
     ("escape character", b"id: x\ntitle: \x1b[31mred\n", 2, 8, "the character \\x1b (a control character) "),
     ("non-character", "id: x\ntitle: \ufffe\n".encode(), 2, 8, "the character \\ufffe (a non-character) "),
     ("on line 1 after a BOM", "\ufeffid: \x02x\n".encode(), 1, 5, "the character \\x02 (a control character) "),
+    ("CRLF lines", b"id: x\r\ntitle: a\r\nsummary: b\x01\r\n", 3, 11, "the character \\x01 (a control character) "),
+    ("CR lines", b"id: x\rtitle: a\rsummary: b\x01\r", 3, 11, "the character \\x01 (a control character) "),
 ]
 ODD = [
     ("BOM at a line's start", "id: x\n\ufefftitle: a\n".encode(), 2, 1, "a byte order mark (\\ufeff) "),

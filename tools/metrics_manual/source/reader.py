@@ -505,10 +505,11 @@ def _escape(char: str) -> str:
 
 def _char_finding(text: str, at: int, display: str) -> Finding:
     """The finding for the character at `at` that YAML forbids or reads apart: where it stands in the
-    file's own lines (split at \\n, as an editor counts them), which it is, and why."""
+    file's own lines, which it is, and why."""
     char = text[at]
-    line = text.count("\n", 0, at) + 1
-    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    # Lines end at \n, \r\n or a lone \r, as YAML and editors count them.
+    line = text.count("\n", 0, at) + text.count("\r", 0, at) - text.count("\r\n", 0, at) + 1
+    col = at - (max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1) + 1
     shown = _escape(char)
     if char in _ODD_WHY:
         message = _ODD_WHY[char].format(shown, shown)
