@@ -421,3 +421,27 @@ def test_version_and_help() -> None:
         line = next(x for x in helptext.splitlines() if x.strip().startswith(command))
         assert not line.rstrip().endswith("..."), line
     assert "Exit codes" in helptext and "_METRICS_MANUAL_COMPLETE" in helptext
+
+
+def test_did_you_mean_has_a_budget_per_load_so_many_unknown_keys_report_at_once(tmp_path, monkeypatch) -> None:
+    """A profile of thousands of keys the catalog lacks (a namespace renamed) must not take hours for
+    its hints (difflib against every key): past a load's budget of comparisons the findings come
+    without them, and the next load (serve's next save) hints again."""
+    from metrics_manual.source import load
+
+    typos = "".join(f"  train/pg_clipfra{i}:\n    - {{kind: exact, value: 0, at: every_step}}\n" for i in range(6))
+    root = write_project(
+        tmp_path, profiles={"tiny": TINY_PROFILE.replace("expectations:\n", "expectations:\n" + typos)}
+    )
+    pools: list[int] = []
+    real = load.difflib.get_close_matches
+    monkeypatch.setattr(load.difflib, "get_close_matches", lambda w, p, **kw: pools.append(len(p)) or real(w, p, **kw))
+    with pytest.raises(SourceError):
+        load_manual(root)
+    monkeypatch.setattr(load, "HINT_COMPARISONS", max(pools) * 3)  # room for three hints of a metric key
+    for _ in range(2):  # each load has the whole budget
+        with pytest.raises(SourceError) as err:
+            load_manual(root)
+        unknown = [f.message for f in err.value.findings if "unknown metric" in f.message]
+        assert len(unknown) == 6
+        assert sum("did you mean 'train/pg_clipfrac'" in m for m in unknown) == 3
