@@ -5,6 +5,11 @@ Only the two forms that carry every expectation can be judged against: the JSON 
 column, never a parser's or a validator's raw words: another form of export (CSV, alert rules, a
 Grafana dashboard) or a source profile is named for what it is; a field the export does not hold
 is placed where it stands (the source's reader gives the positions, on this error path only).
+
+An export is untrusted input, held to the source's own rules: YAML is read by the source's reader
+(anchors and aliases are refused before anything is expanded, merge keys and duplicate keys too),
+JSON refuses a key given twice in an object, and a metric key given twice in `metrics` is a finding
+at both places; judge would otherwise read silently one of two values, or judge a metric twice.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.schema import ProfileExport
-from metrics_manual.text import clip, inert
+from metrics_manual.text import inert, quoted
 
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
 TAKES = f"--profile takes a profile id of the project (metrics-manual list profiles) or {JUDGED_FORMS}"
@@ -87,15 +92,18 @@ def read_profile_file(path: Path) -> ProfileExport:
     except UnicodeDecodeError as exc:
         line, col = raw.count(b"\n", 0, exc.start) + 1, exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise bad(f"not UTF-8 (byte 0x{raw[exc.start]:02x}); an export is UTF-8 text", line=line, col=col) from None
-    data = _parse(path, text, bad)
+    data = _parse(path, text, at, bad)
     if (what := _looks_like(data, text)) is not None:
         raise bad(what)
     try:
-        return ProfileExport.model_validate(data)
+        export = ProfileExport.model_validate(data)
     except ValidationError as exc:
         raise ProfileFileError(at, _field_findings(at, text, data, exc)) from None
     except RecursionError:
         raise bad("nested too deeply to be an exported profile") from None
+    if twice := _keys_twice(export):
+        raise ProfileFileError(at, _twice_findings(at, text, data, twice))
+    return export
 
 
 def _read(path: Path, bad: Any) -> bytes:
@@ -122,30 +130,66 @@ def _read(path: Path, bad: Any) -> bytes:
     return raw
 
 
-def _parse(path: Path, text: str, bad: Any) -> Any:
+def _parse(path: Path, text: str, at: str, bad: Any) -> Any:
     """The file's data, as JSON or (by its name) YAML; a syntax error at its line and column."""
     if _csv_header(text):
         raise bad(cannot_judge("a CSV export"))
     if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml  # only here: a JSON profile is read without it
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-            problem = " ".join(p for p in (exc.context, exc.problem) if p)
-            raise bad(f"invalid YAML: {clip(problem)}", codes.INVALID_YAML, line, col) from None
-        except yaml.YAMLError as exc:
-            raise bad(f"invalid YAML: {clip(str(exc))}", codes.INVALID_YAML) from None
-        except RecursionError:
-            raise bad("nested too deeply to be an exported profile") from None
+        return _parse_yaml(text, at)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _KeyTwice as twice:
+        raise ProfileFileError(at, _json_duplicates(at, text, twice.key)) from None
     except json.JSONDecodeError as exc:
         raise bad(f"invalid JSON: {exc.msg[:1].lower()}{exc.msg[1:]}", line=exc.lineno, col=exc.colno) from None
     except (ValueError, RecursionError):
         raise bad("not JSON that an exported profile is (nested too deeply, or a number too long)") from None
+
+
+def _parse_yaml(text: str, at: str) -> Any:
+    """YAML read by the source's reader, held to its rules: anchors, aliases, merge keys, duplicate
+    keys, tags and YAML 1.1's surprises are findings. It reads libyaml's events and never expands an
+    alias, so a file of a few KB can no longer stand for a million expectations."""
+    from metrics_manual.source.reader import read_yaml
+
+    doc, findings = read_yaml(text, at, positions=False)
+    findings = [f for f in findings if f.code is not codes.NOT_A_MAPPING]  # said below, as judge says it
+    if findings and any(f.code is codes.DUPLICATE_KEY for f in findings):
+        _, findings = read_yaml(text, at)  # again with positions: where a duplicate key was first defined
+        findings = [f for f in findings if f.code is not codes.NOT_A_MAPPING]
+    if findings:
+        raise ProfileFileError(at, findings)
+    return doc.data
+
+
+class _KeyTwice(ValueError):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict; _KeyTwice when a key is given twice (json.loads keeps the last)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return out
+
+
+def _json_duplicates(at: str, text: str, key: str) -> list[Finding]:
+    """The findings for JSON that gives a key twice in an object: each at its line and column as the
+    source's reader places them (JSON is YAML to it; on this error path only), else the key at 1:1."""
+    from metrics_manual.source.reader import read_yaml
+
+    try:
+        _, findings = read_yaml(text, at)
+    except Exception:  # noqa: BLE001 - positions are a help; the finding stands without them
+        findings = []
+    placed = [f for f in findings if f.code is codes.DUPLICATE_KEY]
+    return placed or [Finding(at, 1, 1, f"duplicate key {quoted(key)} in an object", code=codes.DUPLICATE_KEY)]
 
 
 def _csv_header(text: str) -> bool:
@@ -206,3 +250,34 @@ def _dotted(loc: tuple[int | str, ...]) -> str:
         elif part not in KINDS and part not in ("int", "float"):
             text += f".{part}" if text else str(part)
     return text
+
+
+def _keys_twice(export: ProfileExport) -> list[tuple[str, int, int]]:
+    """(key, index of the metric that gives it again, index of the first): a metric key, a family's
+    member or a former key given twice in `metrics` (judge would judge it twice, or read one as the
+    other). The source refuses the same (source/load.py); an export made from it never has one."""
+    first: dict[str, int] = {}
+    twice: list[tuple[str, int, int]] = []
+    for i, m in enumerate(export.metrics):
+        for key in dict.fromkeys((m.key, *m.members, *(r.key for r in m.renamed_from))):
+            if (j := first.setdefault(key, i)) != i:
+                twice.append((key, i, j))
+    return twice
+
+
+def _twice_findings(at: str, text: str, data: Any, twice: list[tuple[str, int, int]]) -> list[Finding]:
+    """A finding at each metric that gives a key again, naming where the first gave it."""
+    from metrics_manual.source.reader import Document, read_yaml
+
+    try:
+        doc, _ = read_yaml(text, at)  # positions only, on this error path
+    except Exception:  # noqa: BLE001 - positions are a help; the findings stand without them
+        doc = Document(at, None)
+    placed = Document(at, data, doc.values, doc.keys) if doc.data is not None else Document(at, data)
+    out = []
+    for key, i, j in twice:
+        line, col = placed.where(("metrics", j, "key"))
+        where = f"metrics[{j}], line {line}, column {col}" if (line, col) != (1, 1) else f"metrics[{j}]"
+        message = f"metric {quoted(key)} is given twice: metrics[{i}] gives it again (first in {where})"
+        out.append(placed.finding(("metrics", i, "key"), message, code=codes.DUPLICATE_ID))
+    return out

@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from metrics_manual.model.keys import is_pattern, matches
 
@@ -565,6 +566,14 @@ class ProfileExport(Strict):
         "place a value at its step without the project.",
     )
     metrics: list[MetricExport] = Field(description="Every metric of the catalog, in the catalog's order.")
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _whole_number(cls, value: object) -> object:
+        # A Literal matches by equality even in strict mode: true and 1.0 would pass as 1.
+        if type(value) is not int:
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
 
     def metric(self, key: str) -> MetricExport:
         """The catalog entry of `key`: a metric, a member of a family, or a key a pattern such as
