@@ -30,6 +30,8 @@ from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, measured, num
@@ -37,7 +39,7 @@ from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, Series, StepRanges, compact
+from metrics_manual.runs.series import Run, Series, StepRanges, compact, gap_findings
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
@@ -463,7 +465,7 @@ def judge(
             code=f.code.id,
             message=f.message,
         )
-        for f in sorted(run.problems)
+        for f in sorted(_reading_problems(run, excluded))
     ]
     return Judgement(
         schema_version=SCHEMA_VERSION,
@@ -495,6 +497,13 @@ def judge(
             }
         ),
     )
+
+
+def _reading_problems(run: Run, excluded: StepRanges) -> list[Finding]:
+    """What the readers found, the gaps in the steps held against --exclude-steps (a gap the user
+    excluded is no problem of the judgement; read_run, which knows no exclusion, named them all)."""
+    kept = [f for f in run.problems if f.code is not codes.STEPS_NOT_LOGGED]
+    return [*kept, *gap_findings(run, excluded)]
 
 
 def judged_keys(profile: ProfileExport) -> set[str]:
