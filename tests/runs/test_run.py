@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from metrics_manual.runs.series import Run, Series, StepRanges, gap_findings, gaps
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["set", "del"]), st.integers(-50, 500), st.floats(allow_nan=False)), max_size=200
+    st.tuples(st.sampled_from(["set", "replace", "del", "has"]), st.integers(-50, 500), st.floats(allow_nan=False)),
+    max_size=200,
 )
 
 
@@ -23,6 +24,11 @@ def test_series_behaves_as_a_dict_sorted_by_step(operations: list[tuple[str, int
         if op == "set":
             series[step] = value
             model[step] = value
+        elif op == "replace":  # as a reader puts a value: True when the step was there (a re-logged step)
+            assert series.replace(step, value) == (step in model)
+            model[step] = value
+        elif op == "has":  # a reader's check while reading: late steps are not put in place for it
+            assert (step in series) == (step in model) and len(series) == len(model)
         elif step in model:
             del series[step]
             del model[step]
@@ -31,6 +37,17 @@ def test_series_behaves_as_a_dict_sorted_by_step(operations: list[tuple[str, int
     assert list(series.values()) == [model[s] for s in sorted(model)]
     assert len(series) == len(model) and all(s in series for s in model) and 10_000 not in series
     assert series.get(10_000) is None
+
+
+def test_a_log_in_falling_step_order_reads_as_in_rising_order() -> None:
+    falling, rising = Series(), Series()
+    for step in range(2000, -1, -1):
+        assert not falling.replace(step, step / 2)
+    for step in range(2001):
+        rising[step] = step / 2
+    assert falling.replace(7, 1.0) and list(falling.items())[7] == (7, 1.0)
+    rising[7] = 1.0
+    assert falling == rising and list(falling) == list(range(2001)) and falling.steps_array() == rising.steps_array()
 
 
 def test_non_finite_values_are_kept() -> None:
