@@ -195,7 +195,7 @@ class Judgement(_Out):
     not_judged: list[NotJudged]
     unknown_keys: UnknownKeys = Field(
         default_factory=lambda: UnknownKeys(count=0),
-        description="Keys the run logged that the catalog does not document (also named in not_judged).",
+        description="Keys the run logged that the catalog does not document (those listed also named in not_judged).",
     )
     problems: list[Problem] = Field(default_factory=list)
     summary: Summary
@@ -447,12 +447,9 @@ def judge(
     unknown = [clip(key) for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
     for key in unknown[:UNKNOWN_SHOWN]:
         not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
-    # Past the reader's cap the run's unread keys were only counted (about how many: run.unread_beyond).
+    # The rest are counted in unknown_keys (past the reader's cap, about how many: run.unread_beyond),
+    # never named in not_judged after a key that is not theirs.
     rest = max(len(unknown) - UNKNOWN_SHOWN, 0) + run.unread_beyond
-    if rest:
-        about = "about " if run.unread_beyond else ""
-        first = unknown[UNKNOWN_SHOWN] if len(unknown) > UNKNOWN_SHOWN else "..."
-        not_judged.append(NotJudged(metric=first, reason=f"and {about}{rest:,} more keys not in the manual's catalog"))
     unknown_keys = UnknownKeys(
         count=len(unknown) + run.unread_beyond, estimated=bool(run.unread_beyond), listed=unknown[:UNKNOWN_SHOWN]
     )
@@ -492,7 +489,7 @@ def judge(
                 "pass": sum(r.verdict == "pass" for r in results),
                 "fail": sum(r.verdict == "fail" for r in results),
                 "error": sum(r.verdict == "error" for r in results),
-                "not_judged": len(not_judged) + (rest - 1 if rest else 0),
+                "not_judged": len(not_judged) + rest,
                 "problems": sum(p.severity == "error" for p in problems),
             }
         ),
