@@ -537,12 +537,12 @@ HOSTILE = {
     "events: a step of 2^62 after 20": (
         "events",
         _events_line('{"train/step": 4611686018427387904, "train/grad_norm": 1}'),
-        "train/step jumps from 19 to 4,611,686,018,427,387,904",
+        "not filled in and not judged",
     ),
     "dashboard: a step of 2^62 after 20": (
         "dashboard",
         _dash_line('{"train/step": 4611686018427387904, "train/grad_norm": 1}', "4611686018427387904"),
-        "have no record and were not judged",
+        "no record at 4,611,686,018,427,387,884 steps: 20-4611686018427387903",
     ),
     "events: JSON nested 100k deep": (
         "events",
@@ -830,3 +830,16 @@ def test_a_metric_line_in_any_spelling_is_read(spelling: str, tmp_path: Path, pr
     with files[-1].open("a", encoding="utf-8") as fh:
         fh.write(line + "\n")
     assert bad(judged(files, profile)) == {("train/grad_norm", 0): "fail"}, spelling
+
+
+def test_excluding_the_steps_of_a_gap_clears_its_finding(tmp_path: Path, project: Path) -> None:
+    (f,) = run_forms.write_dashboard(clean(), tmp_path / "d")
+    with f.open("a", encoding="utf-8") as fh:  # train/step jumps from 19 to 10,000,000: too far to fill in
+        fh.write(_dash_line('{"train/step": 10000000, "train/grad_norm": 1}', "10000000"))
+    ran = run_cli("judge", "--profile", "judged", str(tmp_path / "d"), cwd=project)
+    assert ran.returncode == 2 and "[MM514]" in ran.stdout
+    ran = run_cli("judge", "--profile", "judged", str(tmp_path / "d"), "--exclude-steps", "20-9999999", cwd=project)
+    # No reading error left (exit 1: that lone record lacks the other train/ metrics, an error of theirs).
+    assert (
+        ran.returncode == 1 and "MM514" not in ran.stdout and "missing at 1 step it covers: step 10000000" in ran.stdout
+    )

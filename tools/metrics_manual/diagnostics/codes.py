@@ -492,13 +492,14 @@ FILE_NAME_NOT_UTF8 = _code(
 STEPS_NOT_LOGGED = _code(
     "MM514",
     "steps-not-logged",
-    "A step key's steps have a gap: no record at steps between two it logged, at the run's stride (a deleted, "
-    "lost or unreadable record). The run went through them: every expectation covering them is an error there. "
-    "A jump of more than a million steps is not filled in and is an error of the run.",
+    "A step key the run counts step by step (two steps of it logged in a row) has no record at steps between "
+    "its first and its last (a deleted, lost or unreadable record). The run went through them: every "
+    "expectation covering them is an error there (a warning). Past ten times the steps the run logged they "
+    "are not filled in: an error of the run.",
     "Give the file that holds those steps, exclude them (--exclude-steps) if the run is known to lack them, or "
     "repair the step that jumps.",
-    "dump/dashboard.jsonl:1:1: warning: rollout/step: no record at step 20 (the run logged steps 0-47 at a "
-    "stride of 1); a value is missing there",
+    "dump/dashboard.jsonl:1:1: warning: rollout/step: no record at 1 step: 20 (the run logged 47 steps from 0 "
+    "to 47, step by step); a value is missing there for every metric of it",
 )
 NOT_A_RUN_FILE = _code(
     "MM515",

@@ -109,6 +109,10 @@ def not_judged_lines(j: Judgement) -> list[str]:
         out.append(f"  {n.metric}{where}: {n.reason}")
     if len(others) > NOT_JUDGED_SHOWN:
         out.append(f"  and {num(len(others) - NOT_JUDGED_SHOWN)} more; --format json lists them")
+    u = j.unknown_keys
+    if u.count > len(u.listed):
+        about = "about " if u.estimated else ""
+        out.append(f"  and {about}{num(u.count - len(u.listed))} more keys not in the manual's catalog")
     return out
 
 

@@ -30,6 +30,8 @@ from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from metrics_manual.diagnostics import codes
+from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
 from metrics_manual.model.phrase import describe, measured, num
@@ -37,7 +39,7 @@ from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, Series, StepRanges, compact
+from metrics_manual.runs.series import Run, Series, StepRanges, compact, gap_findings
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
@@ -193,7 +195,7 @@ class Judgement(_Out):
     not_judged: list[NotJudged]
     unknown_keys: UnknownKeys = Field(
         default_factory=lambda: UnknownKeys(count=0),
-        description="Keys the run logged that the catalog does not document (also named in not_judged).",
+        description="Keys the run logged that the catalog does not document (those listed also named in not_judged).",
     )
     problems: list[Problem] = Field(default_factory=list)
     summary: Summary
@@ -445,12 +447,9 @@ def judge(
     unknown = [clip(key) for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
     for key in unknown[:UNKNOWN_SHOWN]:
         not_judged.append(NotJudged(metric=key, reason="not in the manual's catalog"))
-    # Past the reader's cap the run's unread keys were only counted (about how many: run.unread_beyond).
+    # The rest are counted in unknown_keys (past the reader's cap, about how many: run.unread_beyond),
+    # never named in not_judged after a key that is not theirs.
     rest = max(len(unknown) - UNKNOWN_SHOWN, 0) + run.unread_beyond
-    if rest:
-        about = "about " if run.unread_beyond else ""
-        first = unknown[UNKNOWN_SHOWN] if len(unknown) > UNKNOWN_SHOWN else "..."
-        not_judged.append(NotJudged(metric=first, reason=f"and {about}{rest:,} more keys not in the manual's catalog"))
     unknown_keys = UnknownKeys(
         count=len(unknown) + run.unread_beyond, estimated=bool(run.unread_beyond), listed=unknown[:UNKNOWN_SHOWN]
     )
@@ -463,7 +462,7 @@ def judge(
             code=f.code.id,
             message=f.message,
         )
-        for f in sorted(run.problems)
+        for f in sorted(_reading_problems(run, excluded))
     ]
     return Judgement(
         schema_version=SCHEMA_VERSION,
@@ -490,11 +489,18 @@ def judge(
                 "pass": sum(r.verdict == "pass" for r in results),
                 "fail": sum(r.verdict == "fail" for r in results),
                 "error": sum(r.verdict == "error" for r in results),
-                "not_judged": len(not_judged) + (rest - 1 if rest else 0),
+                "not_judged": len(not_judged) + rest,
                 "problems": sum(p.severity == "error" for p in problems),
             }
         ),
     )
+
+
+def _reading_problems(run: Run, excluded: StepRanges) -> list[Finding]:
+    """What the readers found, the gaps in the steps held against --exclude-steps (a gap the user
+    excluded is no problem of the judgement; read_run, which knows no exclusion, named them all)."""
+    kept = [f for f in run.problems if f.code is not codes.STEPS_NOT_LOGGED]
+    return [*kept, *gap_findings(run, excluded)]
 
 
 def judged_keys(profile: ProfileExport) -> set[str]:

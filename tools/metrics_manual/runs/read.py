@@ -23,7 +23,7 @@ from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wand
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.series import Run, gap_findings
 from metrics_manual.text import inert
 
 __all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
@@ -173,7 +173,7 @@ def read_run(
         with progress(total) as update:
             cut = _read(files, Collector(step_keys, update, keys, renames), run)
     run = fold(run, renames) if renames else run
-    run.problems.extend(_gap_findings(run, sorted(set(step_keys.values()))))
+    run.problems.extend(gap_findings(run))
     if cut:
         # A cut last line may hold any metric of the step being written: the run's last step of
         # each step key is unfinished, so a value missing there is no error.
@@ -181,46 +181,6 @@ def read_run(
             if reached := run.reached(sk):
                 run.unfinished[sk] = reached[-1]
     return run
-
-
-def _gap_findings(run: Run, step_keys: list[str]) -> list[Finding]:
-    """A finding per step key whose steps have a gap: a warning where the steps are filled in (the
-    expectations covering them are errors), an error where the jump is too long to fill."""
-    out = []
-    where = run.paths[0] if len(run.paths) == 1 else "run"
-    for sk in step_keys:
-        logged, filled, beyond = run.step_gaps(sk)
-        if not filled and not beyond:
-            continue
-        stride = (filled or beyond)[0].step
-        ran = f"(the run logged steps {logged[0]:,} to {logged[-1]:,} at a stride of {stride:,})"
-        if filled:
-            shown = ", ".join(f"{g.start}" if len(g) == 1 else f"{g.start}-{g[-1]}" for g in filled[:5])
-            more = f" and {len(filled) - 5:,} more gaps" if len(filled) > 5 else ""
-            many = sum(map(len, filled))
-            out.append(
-                Finding(
-                    where,
-                    1,
-                    1,
-                    f"{sk}: no record at {many:,} step{'s' if many != 1 else ''}: {shown}{more} {ran}; "
-                    "a value is missing there",
-                    "warning",
-                    code=codes.STEPS_NOT_LOGGED,
-                )
-            )
-        for g in beyond:
-            out.append(
-                Finding(
-                    where,
-                    1,
-                    1,
-                    f"{sk} jumps from {g.start - g.step:,} to {g.stop:,}: the {len(g):,} steps between have no "
-                    f"record and were not judged {ran}",
-                    code=codes.STEPS_NOT_LOGGED,
-                )
-            )
-    return out
 
 
 def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
