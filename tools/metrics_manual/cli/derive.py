@@ -321,12 +321,13 @@ def _warnings(result: Derivation, on_disk: str, edited: str, display: str) -> li
         if o.values is None or o.problems:
             continue
         loc = ("expectations", o.key, o.index)
+        there = _holds(doc.data, loc)
         for code, message in o.warnings:
-            if not _holds(doc.data, loc):
+            if not there:
                 new_doc = new_doc or read_yaml(edited, display)[0]
                 line, _ = new_doc.where(loc)
                 message += f" (a proposed expectation: line {line} of the edited file, which a dry run does not write)"
-            finding = doc.finding(loc, message, code=code, key=not _holds(doc.data, loc))
+            finding = doc.finding(loc, message, code=code, key=not there)
             out.append(replace(finding, severity="warning"))
     return out
 
