@@ -180,7 +180,7 @@ def read_run(
         forms = ", ".join(sorted({form for _, form in files}))
         run.problems.append(
             Finding(
-                run.paths[0] if len(run.paths) == 1 else "run",
+                run.where(),
                 1,
                 1,
                 f"no metric was read from {len(files)} file{'s' if len(files) != 1 else ''} read as {forms}; "
