@@ -57,19 +57,35 @@ def test_captures_that_build_cannot_fix_get_their_own_fix(captured: Path) -> Non
     assert _hint(codes.CAPTURE_MISSING) in advice and _hint(codes.CAPTURE_CHANGED) in advice
 
 
-def test_drift_and_capture_problems_each_get_their_fix(captured: Path) -> None:
+def test_drift_and_capture_problems_each_get_their_fix_the_captures_first(captured: Path) -> None:
     _break_captures(captured)  # the pages drawn from the captures drift too: build fixes those, not the captures
     findings, advice = _check(captured)
     rebuilt = [f for f in findings if f.endswith(("[MM401]", "[MM402]"))]
+    assert rebuilt and len(rebuilt) < len(findings)
+    # A build now would draw what the changed capture gives into the pages: the captures come first.
+    assert advice[0] == (
+        f"{len(findings)} problem(s); fix the captures first (a build now would write what a changed or missing "
+        "capture gives into the pages):"
+    )
+    assert advice[-1] == f"  then {BUILD} to regenerate files ({len(rebuilt)} of them)"
+    # Each code build does not fix, once, with its fix (the changed capture's values break a range too).
+    listed = {c.id for c in codes.CODES.values() if f"[{c.id}]" in "".join(findings) and not c.rebuild}
+    assert {"MM412", "MM413"} <= listed
+    assert advice[1:-1] == [_hint(codes.CODES[i]) for i in sorted(listed)]
+
+
+def test_drift_and_a_range_its_capture_breaks_each_get_their_fix(captured: Path) -> None:
+    profile = captured / "ranges/profiles/seeds.yaml"
+    text = profile.read_text("utf-8")
+    line = next(t for t in text.splitlines() if t.lstrip().startswith("- {kind: band, min: 0.452"))
+    profile.write_text(text.replace(line, line.replace("max: 0.908", "max: 0.6")), "utf-8")  # its capture breaks it
+    findings, advice = _check(captured)  # and the pages drift: not built since
+    rebuilt = [f for f in findings if codes.CODES[f.rsplit("[", 1)[-1][:-1]].rebuild]
     assert rebuilt and len(rebuilt) < len(findings)
     assert advice[0] == (
         f"{len(findings)} problem(s): {BUILD} to regenerate files ({len(rebuilt)} of them); "
         f"build does not fix the other {len(findings) - len(rebuilt)}:"
     )
-    # Each code build does not fix, once, with its fix (the changed capture's values break a range too).
-    listed = {c.id for c in codes.CODES.values() if f"[{c.id}]" in "".join(findings) and not c.rebuild}
-    assert {"MM412", "MM413"} <= listed
-    assert advice[1:] == [_hint(codes.CODES[i]) for i in sorted(listed)]
 
 
 def test_a_range_its_capture_breaks_is_not_builds_to_fix(captured: Path) -> None:

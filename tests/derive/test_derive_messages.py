@@ -27,13 +27,15 @@ CATALOG = (
 )
 
 
-def _runs(tmp: Path, constant: float = 8.0) -> list[str]:
+def _runs(tmp: Path, constant: float = 8.0, grad_norm: float | None = None) -> list[str]:
     runs = {}
     for i in (1, 2, 3):
         run: Run = seed_run(i)
         rng = random.Random(100 + i)
         run.series["perf/retries"] = {s: rng.uniform(0.1, 2.0) for s in run.series["perf/step_time"]}
         run.series["perf/world_size"] = {s: constant for s in run.series["perf/step_time"]}
+        if grad_norm is not None:  # one value at every step: both of its bands get no width
+            run.series["train/grad_norm"] = {s: grad_norm for s in run.series["train/grad_norm"]}
         runs[f"seed-{i}"] = run
     return [f"--run={name}={path}" for name, path in write_runs(tmp / "runs", runs).items()]
 
@@ -66,9 +68,8 @@ def test_a_run_derive_cannot_read_is_one_error_line_with_advice_derive_takes(
     # The advice names --input-format: derive takes it, and reads the file in the form it names.
     assert "--input-format" in first
     forced = run_cli("derive", "--profile", "seeds", f"--run=odd={odd}", "--input-format", "events", cwd=root)
-    # Read as an event log (whose lines without a metric are skipped): read, and no metric in it.
-    assert forced.returncode == 1 and forced.stderr == "", forced.stderr
-    assert "not derived: run 'odd' does not log rollout/raw_reward" in forced.stdout
+    # Read as an event log, whose lines without a metric are skipped: no metric in the whole file is bad input.
+    assert forced.returncode == 2 and "no metric was read from 1 file read as events" in forced.stderr
     assert snapshot(root) == before
 
 
@@ -115,8 +116,10 @@ def test_a_band_with_no_width_is_written_with_a_warning(project: tuple[Path, lis
     warnings = [w for w in result.stderr.splitlines() if "[MM520]" in w]
     assert len(warnings) == 1, result.stderr
     assert re.match(rf"ranges/profiles/seeds\.yaml:{line}:\d+: warning: perf/world_size \[0\]: ", warnings[0])
-    for words in ("no width", "all 36 values were 8", "kind: exact, value: 8, at: every_step", "more runs"):
+    # A proposal covers the setup's first 12 steps (`steps: 12`): an exact value at every step is no advice there.
+    for words in ("no width", "all 36 values were 8", "first 12 steps", "more runs", "by hand"):
         assert words in warnings[0]
+    assert "every_step" not in warnings[0] and "(a proposed expectation" not in warnings[0]
     # Bands that vary are not warned about.
     assert not any("[MM520]" in w and "perf/world_size" not in w for w in result.stderr.splitlines())
 
@@ -126,3 +129,79 @@ def test_no_warning_when_the_runs_vary(tmp_path: Path) -> None:
     runs = _runs(tmp_path)
     result = run_cli("derive", "--profile", "seeds", *runs, "--metric", "perf/retries", cwd=root)
     assert result.returncode == 0 and "MM520" not in result.stderr
+
+
+def _warned(stderr: str) -> dict[str, str]:
+    """The MM520 warnings by the expectation they name ("train/grad_norm [1]")."""
+    out = {}
+    for line in stderr.splitlines():
+        found = re.search(r": warning: (\S+ \[\d+\]): .*\[MM520\]$", line)
+        if found:
+            out[found.group(1)] = line
+    return out
+
+
+def _at(text: str, key: str, item: int) -> int:
+    """The line of the metric's expectation `item` (its `- ` line) in a profile's text."""
+    lines = text.splitlines()
+    at = next(i for i, t in enumerate(lines) if t.startswith(f"  {key}:"))
+    items = [i + 1 for i, t in enumerate(lines[at + 1 :], at + 1) if t.startswith("    - ")]
+    return items[item]
+
+
+def test_no_width_warnings_of_a_dry_run_point_into_the_file_on_disk(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "manual", CATALOG, {"seeds": SEEDS_PROFILE})
+    runs = _runs(tmp_path, grad_norm=1.0)
+    profile = root / "ranges/profiles/seeds.yaml"
+    on_disk = profile.read_text("utf-8")
+    dry = run_cli("derive", "--profile", "seeds", *runs, cwd=root)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert profile.read_text("utf-8") == on_disk  # nothing written
+    warned = _warned(dry.stderr)
+    assert set(warned) == {"train/grad_norm [0]", "train/grad_norm [1]", "perf/world_size [0]"}, dry.stderr
+    # The band in block style starts a line under its key, the window three lines further (min, max between).
+    assert warned["train/grad_norm [0]"].startswith(
+        f"ranges/profiles/seeds.yaml:{_at(on_disk, 'train/grad_norm', 0)}:7:"
+    )
+    assert warned["train/grad_norm [1]"].startswith(
+        f"ranges/profiles/seeds.yaml:{_at(on_disk, 'train/grad_norm', 1)}:7:"
+    )
+
+    wrote = run_cli("derive", "--profile", "seeds", *runs, "--write", cwd=root)
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    edited = profile.read_text("utf-8")
+    # The edit adds the runs as sources above the expectations: every line moved, and the warnings
+    # of the run that wrote the file point into it.
+    assert _at(edited, "train/grad_norm", 0) > _at(on_disk, "train/grad_norm", 0)
+    written = _warned(wrote.stderr)
+    assert written["train/grad_norm [0]"].startswith(
+        f"ranges/profiles/seeds.yaml:{_at(edited, 'train/grad_norm', 0)}:7:"
+    )
+    assert written["train/grad_norm [1]"].startswith(
+        f"ranges/profiles/seeds.yaml:{_at(edited, 'train/grad_norm', 1)}:7:"
+    )
+    # A proposal is not in the file on disk in a dry run: the warning points at `expectations:` there
+    # and names its line in the edit; once written, it points at it.
+    expectations = next(i for i, t in enumerate(on_disk.splitlines(), 1) if t.startswith("expectations:"))
+    proposal = _at(edited, "perf/world_size", 0)
+    assert warned["perf/world_size [0]"].startswith(f"ranges/profiles/seeds.yaml:{expectations}:1:")
+    assert (
+        f"(a proposed expectation: line {proposal} of the edited file, which a dry run does not write)"
+        in (warned["perf/world_size [0]"])
+    )
+    assert written["perf/world_size [0]"].startswith(f"ranges/profiles/seeds.yaml:{proposal}:")
+    assert "a proposed expectation" not in written["perf/world_size [0]"]
+
+
+def test_a_band_of_the_first_steps_is_never_advised_to_be_exact_at_every_step(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "manual", CATALOG, {"seeds": SEEDS_PROFILE})
+    result = run_cli("derive", "--profile", "seeds", *_runs(tmp_path, grad_norm=1.0), cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    warned = _warned(result.stderr)
+    # The window holds in the first 2 steps only: exact at every step would fail every later step.
+    window = warned["train/grad_norm [1]"]
+    assert "all 6 values were 1" in window and "first 2 steps" in window, window
+    assert "more runs" in window and "by hand" in window
+    assert "every_step" not in window and "kind: exact" not in window
+    # The band of every step may be exact at every step, when the metric is constant by design.
+    assert "(kind: exact, value: 1, at: every_step)" in warned["train/grad_norm [0]"]

@@ -240,6 +240,18 @@ def test_a_corrupt_line_is_an_error_with_its_line(form: str, tmp_path: Path, pro
     assert j.summary.problems == 1 and j.exit_code == 2
 
 
+@pytest.mark.parametrize("form", ["events", "ci-history", "tensorboard"])
+def test_files_read_as_the_wrong_form_are_an_error_not_a_run_without_metrics(tmp_path: Path, form: str) -> None:
+    if form == "tensorboard":
+        pytest.importorskip("tensorboard")
+    files = run_forms.write_dashboard(clean_run(), tmp_path / "d")
+    run = read_run(files, _steps(), form)
+    assert [p for p in run.problems if p.severity == "error"], form
+    if form == "events":  # its reader skips lines of other events silently: the run as a whole is the finding
+        assert [(p.code.id, p.severity) for p in run.problems] == [("MM503", "error")]
+        assert "no metric was read from 1 file read as events" in run.problems[0].message
+
+
 def test_detection_reads_the_content_and_input_format_overrides_it(tmp_path: Path) -> None:
     for form in ("events", "dashboard", "ci-history", "wandb-csv"):
         for f in run_forms.write(form, clean_run(), tmp_path / form):

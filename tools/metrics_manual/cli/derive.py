@@ -9,7 +9,7 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +159,12 @@ class DerivePlan:
     captures: dict[Path, str]
     broken: list[str]  # what check will report on these runs once the edit is written
     left_out: list[str]  # the leave-one-out check, one line per run
-    warnings: list[Finding] = field(default_factory=list)  # what is written but will mislead (a band with no width)
+    display: str = ""  # the profile file as findings name it
+
+    def warnings(self, written: bool) -> list[Finding]:
+        """What is written but will mislead (a band with no width), at its expectation in the file as
+        it is on disk once the command ends: the edited file when `written`, else the file untouched."""
+        return _warnings(self.derivation, self.new_text if written else self.old_text, self.new_text, self.display)
 
 
 def applied(export: ProfileExport, derivation: Derivation, run_ids: list[str]) -> ProfileExport:
@@ -298,23 +303,45 @@ def plan_derivation(
         editor.set_expectation(o.key, o.index, values)
     new = editor.text()
     edited = validate_edit(root, file, new)
-    warnings = _warnings(result, new, display)
     # Judged as check will judge these runs once the edit is written: the two agree by construction.
     after = export_document(edited, edited.profile(profile.id), None)
     broken = [_line(b) for b in _failures(after, loaded, options.skip_first)]
     left_out = leave_one_out(manual, profile, export, loaded, options) if len(loaded) >= 3 else []
-    return DerivePlan(result, file, old, new, captures, broken, left_out, warnings)
+    return DerivePlan(result, file, old, new, captures, broken, left_out, display)
 
 
-def _warnings(result: Derivation, text: str, display: str) -> list[Finding]:
-    """The outcomes' warnings as findings at their expectation in the edited profile."""
-    doc, _ = read_yaml(text, display)
-    return [
-        replace(doc.finding(("expectations", o.key, o.index), message, code=code), severity="warning")
-        for o in result.outcomes
-        if o.values is not None and not o.problems
-        for code, message in o.warnings
-    ]
+def _warnings(result: Derivation, on_disk: str, edited: str, display: str) -> list[Finding]:
+    """The outcomes' warnings as findings at their expectation in `on_disk`, the profile as the
+    file holds it. An expectation only the edit adds (a proposal, in a dry run) is not in the file:
+    the finding points at its metric (or `expectations:`) there and names its line in the edit."""
+    doc, _ = read_yaml(on_disk, display)
+    new_doc = None
+    out = []
+    for o in result.outcomes:
+        if o.values is None or o.problems:
+            continue
+        loc = ("expectations", o.key, o.index)
+        there = _holds(doc.data, loc)
+        for code, message in o.warnings:
+            if not there:
+                new_doc = new_doc or read_yaml(edited, display)[0]
+                line, _ = new_doc.where(loc)
+                message += f" (a proposed expectation: line {line} of the edited file, which a dry run does not write)"
+            finding = doc.finding(loc, message, code=code, key=not there)
+            out.append(replace(finding, severity="warning"))
+    return out
+
+
+def _holds(data: Any, loc: tuple[str | int, ...]) -> bool:
+    """Whether `loc` (mapping keys and list indexes) is in `data`."""
+    for part in loc:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            return False
+    return True
 
 
 def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
@@ -322,8 +349,8 @@ def _existing(profile: Profile, key: str, index: int) -> Expectation | None:
     return items[index] if index < len(items) else None
 
 
-def report(p: DerivePlan) -> None:
-    for f in p.warnings:  # on stderr, as the runs' warnings: a warning does not change the exit code
+def report(p: DerivePlan, written: bool) -> None:
+    for f in p.warnings(written):  # on stderr, as the runs' warnings: a warning does not change the exit code
         click.echo(str(f), err=True)
     for o in p.derivation.outcomes:
         head = f"{o.key} [{o.index}] {'proposed ' if o.proposal else ''}{o.kind}"
@@ -415,7 +442,7 @@ def _derive(
     run_args = parse_runs(runs)
     folder = capture_folder(project, capture_to, profile_id, run_args)
     p = plan_derivation(project, manual, export, run_args, options, folder, code_commit, input_format)
-    report(p)
+    report(p, write)
     rel = p.profile_file.relative_to(project).as_posix()
     diff = "".join(
         difflib.unified_diff(p.old_text.splitlines(True), p.new_text.splitlines(True), f"a/{rel}", f"b/{rel}")

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
+from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, errors
 from metrics_manual.diagnostics.report import report
 from metrics_manual.exports.names import EXPORT_FORMATS, formats_in_words
@@ -87,6 +88,7 @@ def check(root: str | None, fmt: str) -> None:
 
 
 BUILD = "run `metrics-manual build` to regenerate files"
+CAPTURE_FIRST = {codes.CAPTURE_CHANGED.id, codes.CAPTURE_MISSING.id}  # build would draw what they give now
 
 
 def advice(bad: list[Finding]) -> str:
@@ -99,6 +101,11 @@ def advice(bad: list[Finding]) -> str:
     fixes = "".join(f"\n  {c.id} {c.name}: {c.hint}" for c in others)
     if not rebuilt:
         return f"{len(bad)} problem(s), which `metrics-manual build` does not fix:{fixes}"
+    if any(c.id in CAPTURE_FIRST for c in others):  # the pages drawn from a changed capture drift with it
+        return (
+            f"{len(bad)} problem(s); fix the captures first (a build now would write what a changed or missing "
+            f"capture gives into the pages):{fixes}\n  then {BUILD} ({rebuilt} of them)"
+        )
     return (
         f"{len(bad)} problem(s): {BUILD} ({rebuilt} of them); build does not fix the other {len(bad) - rebuilt}:{fixes}"
     )

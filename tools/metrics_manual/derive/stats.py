@@ -16,7 +16,7 @@ import statistics
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, NamedTuple, assert_never
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
@@ -40,7 +40,7 @@ from metrics_manual.model.schema import (
     ProfileExport,
     Window,
 )
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.series import Run, Series, compact
 from metrics_manual.source.load import Manual
 
 SECONDS = {"s", "sec", "second", "seconds"}
@@ -204,23 +204,56 @@ def covered_steps(
     less the run's first `skip_first` steps (`Run.first_steps`, the warm-up) unless `e` is a
     window. The same steps `check` re-judges, so a derived range is held against what it came from.
     """
-    return _covered(run, key, e, skip_first, limit)[1]
+    return _covered(run, key, e, skip_first, limit).points
 
 
-def _covered(
-    run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None
-) -> tuple[int, list[tuple[int, float]]]:
-    """How many of the run's steps `e` covers (warm-up included), and the (step, value) judged."""
+class _Covered(NamedTuple):
+    covers: int  # the steps `e` covers in the run, warm-up included (what a band's `steps` says)
+    judged: int  # those left once the warm-up is left out
+    points: list[tuple[int, float]]  # (step, value) at the judged steps that have a value
+    missing: list[int]  # the judged steps with no value (a gap in the metric's log)
+
+
+def _covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None) -> _Covered:
+    """The steps of the run `e` covers, the values there, and the steps with none."""
     reached = run.reached_by(key)
     span = e.span if e is not None else FirstSteps(limit) if limit else EveryStep()
     count = len(kinds.covered_steps(span, reached)[0])
     steps, _ = kinds.covered_steps(span, reached, warm_up=skip_first)
     series: Mapping[int, float] = run.series.get(key) or {}
-    return count, [(s, series[s]) for s in steps if s in series]
+    if isinstance(series, Series):  # one dict, built at C speed: a long run has 100,000 steps to look up
+        series = series.as_dict()
+    sk = run.step_key(key)
+    unfinished = run.unfinished.get(sk) if sk else None  # a cut last line: nothing is missing there (as judge)
+    points, missing = [], []
+    for s in steps:
+        if s in series:
+            points.append((s, series[s]))
+        elif s != unfinished:
+            missing.append(s)
+    return _Covered(count, len(steps), points, missing)
 
 
 def covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None) -> list[float]:
     return [v for _, v in covered_steps(run, key, e, skip_first, limit)]
+
+
+def _count(n: int) -> str:
+    return f"{num(n)} step{'s' if n != 1 else ''}"
+
+
+def _missing(name: str, key: str, run: Run, c: _Covered) -> str | None:
+    """Why a run's values cannot make the range, if they cannot: the metric is not logged, or not
+    at every step the expectation covers (in judge's words: a run with a gap is no evidence of a range)."""
+    if not c.points:
+        return f"run {name!r} does not log {key}" + (" at the steps it covers" if key in run.series else "")
+    if c.missing:
+        plural = "s" if len(c.missing) > 1 else ""
+        return (
+            f"run {name!r} misses {key} at {num(len(c.missing))} of the {_count(c.judged)} it covers: "
+            f"step{plural} {compact(c.missing)}"
+        )
+    return None
 
 
 def _gather(
@@ -229,15 +262,14 @@ def _gather(
     """Each run's values at the covered steps, the fewest steps a run covers, and what keeps a range from them."""
     per_run: dict[str, list[float]] = {}
     counts = []
+    problems = []
     for name, run in runs.items():
-        count, points = _covered(run, key, e, o.skip_first, o.run_steps)
-        per_run[name] = [v for _, v in points]
-        counts.append(count)
-    problems = [
-        f"run {name!r} does not log {key}" + (" at the steps it covers" if key in runs[name].series else "")
-        for name, vs in per_run.items()
-        if not vs
-    ]
+        c = _covered(run, key, e, o.skip_first, o.run_steps)
+        per_run[name] = [v for _, v in c.points]
+        counts.append(c.covers)
+        problem = _missing(name, key, run, c)
+        if problem is not None:
+            problems.append(problem)
     return per_run, min(counts, default=0), problems or _finite(per_run)
 
 
@@ -293,16 +325,26 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         f"{o.method}, {o.digits} digits outward: {written}"
     )
     if "min" in new and "max" in new and new["min"] == new["max"]:
-        out.warnings.append((codes.ZERO_WIDTH_BAND, _no_width(key, i, new["min"], values)))
+        first = span.first if isinstance(span, Window) else new.get("steps")  # a band of the first N steps
+        out.warnings.append((codes.ZERO_WIDTH_BAND, _no_width(key, i, new["min"], values, first)))
     return out
 
 
-def _no_width(key: str, i: int, value: float, values: list[float]) -> str:
-    """Why a band of one value fails any healthy run that varies, and what to write instead."""
+def _no_width(key: str, i: int, value: float, values: list[float], first: int | None) -> str:
+    """Why a band of one value fails any healthy run that varies, and what to write instead.
+
+    `first`: the band covers only a run's first `first` steps (a window or `steps`). No exact
+    expectation covers those alone (an exact value holds at every step, in every run or at one
+    step), and one at every step would fail each later step the band leaves free: not advised."""
     seen = f"all {len(values)} values were {num(value)}" if min(values) == max(values) else "the method gave no width"
+    head = f"{key} [{i}]: the band {num(value)} to {num(value)} has no width ({seen}): a healthy run whose value varies at all will fail it"
+    if first is not None:
+        return (
+            f"{head}; it covers only the first {_count(first)} of a run, which no exact expectation covers: "
+            "derive it again from more runs, or widen it by hand to what a healthy run may give there"
+        )
     return (
-        f"{key} [{i}]: the band {num(value)} to {num(value)} has no width ({seen}): a healthy run whose value "
-        f"varies at all will fail it; if {key} is constant by design, make it an exact expectation "
+        f"{head}; if {key} is constant by design, make it an exact expectation "
         f"(kind: exact, value: {num(value)}, at: every_step), else derive it again from more runs"
     )
 

@@ -174,6 +174,20 @@ def read_run(
             cut = _read(files, Collector(step_keys, update, keys, renames), run)
     run = fold(run, renames) if renames else run
     run.problems.extend(gap_findings(run))
+    if total and not run.series and not run.unread and not run.problems:
+        # Files with bytes in them and not one metric, nor a line the reader refused: read as the
+        # wrong form (--input-format events on a dashboard log skips each line as another event).
+        forms = ", ".join(sorted({form for _, form in files}))
+        run.problems.append(
+            Finding(
+                run.where(),
+                1,
+                1,
+                f"no metric was read from {len(files)} file{'s' if len(files) != 1 else ''} read as {forms}; "
+                "if they hold metrics, they are of another form (--input-format)",
+                code=codes.UNKNOWN_RUN_FORM,
+            )
+        )
     if cut:
         # A cut last line may hold any metric of the step being written: the run's last step of
         # each step key is unfinished, so a value missing there is no error.

@@ -204,6 +204,10 @@ class Run:
     # Key -> (step, one name, its value, another name, its value) where two names of the key disagree.
     name_conflicts: dict[str, list[tuple[int, str, float, str, float]]] = field(default_factory=dict)
 
+    def where(self) -> str:
+        """Where a finding of the whole run points: its first path (a file a GitHub annotation can name)."""
+        return self.paths[0] if self.paths else "run"
+
     def steps(self, key: str) -> list[int]:
         """The steps at which `key` was logged, in order."""
         return sorted(self.series.get(key, {}))
@@ -292,7 +296,7 @@ def gap_findings(run: Run, excluded: StepRanges | None = None) -> list[Finding]:
     """A finding per step key whose steps have gaps (less those `excluded` wholly covers): a warning
     for the steps filled in (the expectations covering them are errors), an error for the rest."""
     out = []
-    where = run.paths[0] if len(run.paths) == 1 else ", ".join(run.paths[:3]) or "run"
+    where = run.where()
     for sk in sorted(set(run.step_keys.values())):
         logged, filled, beyond = run.step_gaps(sk)
         if excluded:
