@@ -203,3 +203,16 @@ def test_schema_version_is_a_whole_number_not_a_boolean_or_a_float(
         (m,) = found
         assert (m["code"], _where(m)) == ("MM104", _at(text, value))
         assert m["msg"] == f"schema_version: expected an integer, got {shown} (at schema_version)"
+
+
+def test_a_file_of_many_refused_keys_lists_the_first_hundred_and_counts_the_rest(
+    exported: dict[str, str], tmp_path: Path
+) -> None:
+    text = exported["yaml"].replace("metrics:\n", "laughs:\n" + "  a: 1\n" * 251 + "metrics:\n", 1)
+    _, found = _judge(tmp_path, "many.yaml", text)
+    assert [m["code"] for m in found] == ["MM208"] * 101
+    first = _at(text, "  a: 1")
+    # Where the first was is not looked up again for so many (a second reading of a hostile file).
+    assert (found[0]["msg"], _where(found[0])) == ("duplicate key 'a'", (first[0] + 1, 3))
+    assert _where(found[-1]) == (first[0] + 101, 3)
+    assert found[-1]["msg"] == "150 more findings of the file's syntax not listed (the first 100 are above)"

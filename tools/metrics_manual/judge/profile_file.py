@@ -31,6 +31,7 @@ from metrics_manual.text import inert, quoted
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
 TAKES = f"--profile takes a profile id of the project (metrics-manual list profiles) or {JUDGED_FORMS}"
 MAX_BYTES = 64 * 2**20  # an export of 10,000 metrics is about 10 MB
+MAX_FINDINGS = 100  # of a file's syntax: a hostile file may hold a million; the first ones say what is wrong
 _OTHER_FORMS = {  # name endings of the forms export writes that hold no profile to judge against
     ".rules.yml": "Prometheus alerting rules",
     ".rules.yaml": "Prometheus alerting rules",
@@ -154,12 +155,23 @@ def _parse_yaml(text: str, at: str) -> Any:
 
     doc, findings = read_yaml(text, at, positions=False)
     findings = [f for f in findings if f.code is not codes.NOT_A_MAPPING]  # said below, as judge says it
-    if findings and any(f.code is codes.DUPLICATE_KEY for f in findings):
-        _, findings = read_yaml(text, at)  # again with positions: where a duplicate key was first defined
+    if 0 < len(findings) <= MAX_FINDINGS and any(f.code is codes.DUPLICATE_KEY for f in findings):
+        # Again with positions, to say where a duplicate key was first defined (not for a flood of them).
+        _, findings = read_yaml(text, at)
         findings = [f for f in findings if f.code is not codes.NOT_A_MAPPING]
     if findings:
-        raise ProfileFileError(at, findings)
+        raise ProfileFileError(at, _first(at, findings))
     return doc.data
+
+
+def _first(at: str, findings: list[Finding]) -> list[Finding]:
+    """At most MAX_FINDINGS findings, then one that counts the rest."""
+    if len(findings) <= MAX_FINDINGS:
+        return findings
+    more = len(findings) - MAX_FINDINGS
+    last = findings[MAX_FINDINGS]
+    message = f"{more:,} more findings of the file's syntax not listed (the first {MAX_FINDINGS} are above)"
+    return [*findings[:MAX_FINDINGS], Finding(at, last.line, last.col, message, code=last.code)]
 
 
 class _KeyTwice(ValueError):
@@ -188,7 +200,7 @@ def _json_duplicates(at: str, text: str, key: str) -> list[Finding]:
         _, findings = read_yaml(text, at)
     except Exception:  # noqa: BLE001 - positions are a help; the finding stands without them
         findings = []
-    placed = [f for f in findings if f.code is codes.DUPLICATE_KEY]
+    placed = _first(at, [f for f in findings if f.code is codes.DUPLICATE_KEY])
     return placed or [Finding(at, 1, 1, f"duplicate key {quoted(key)} in an object", code=codes.DUPLICATE_KEY)]
 
 
