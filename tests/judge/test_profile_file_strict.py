@@ -215,4 +215,13 @@ def test_a_file_of_many_refused_keys_lists_the_first_hundred_and_counts_the_rest
     # Where the first was is not looked up again for so many (a second reading of a hostile file).
     assert (found[0]["msg"], _where(found[0])) == ("duplicate key 'a'", (first[0] + 1, 3))
     assert _where(found[-1]) == (first[0] + 101, 3)
-    assert found[-1]["msg"] == "150 more findings of the file's syntax not listed (the first 100 are above)"
+    assert found[-1]["msg"] == "150 more findings of the same kinds not listed (the first 100 are above)"
+
+
+def test_a_flood_of_metrics_given_twice_lists_the_first_hundred(exported: dict[str, str], tmp_path: Path) -> None:
+    data = json.loads(exported["json"])
+    data["metrics"] += [data["metrics"][0]] * 250
+    _, found = _judge(tmp_path, "flood.json", json.dumps(data, indent=2))
+    assert [m["code"] for m in found] == ["MM106"] * 101
+    assert found[99]["msg"].startswith("metric 'rollout/raw_reward' is given twice: metrics[107] gives it again")
+    assert found[-1]["msg"] == "150 more findings of the same kinds not listed (the first 100 are above)"

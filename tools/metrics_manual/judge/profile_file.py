@@ -31,7 +31,7 @@ from metrics_manual.text import inert, quoted
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
 TAKES = f"--profile takes a profile id of the project (metrics-manual list profiles) or {JUDGED_FORMS}"
 MAX_BYTES = 64 * 2**20  # an export of 10,000 metrics is about 10 MB
-MAX_FINDINGS = 100  # of a file's syntax: a hostile file may hold a million; the first ones say what is wrong
+MAX_FINDINGS = 100  # listed of one kind of problem: a hostile file may hold a million; the first say what is wrong
 _OTHER_FORMS = {  # name endings of the forms export writes that hold no profile to judge against
     ".rules.yml": "Prometheus alerting rules",
     ".rules.yaml": "Prometheus alerting rules",
@@ -164,18 +164,20 @@ def _parse_yaml(text: str, at: str) -> Any:
     return doc.data
 
 
-def _first(at: str, findings: list[Finding]) -> list[Finding]:
-    """At most MAX_FINDINGS findings, then one that counts the rest."""
-    if len(findings) <= MAX_FINDINGS:
+def _first(at: str, findings: list[Finding], total: int | None = None) -> list[Finding]:
+    """At most MAX_FINDINGS findings, then one that counts the rest (of `total`, when more than given)."""
+    total = len(findings) if total is None else total
+    if total <= MAX_FINDINGS:
         return findings
-    more = len(findings) - MAX_FINDINGS
+    more = total - MAX_FINDINGS
     last = findings[MAX_FINDINGS]
-    message = f"{more:,} more findings of the file's syntax not listed (the first {MAX_FINDINGS} are above)"
+    message = f"{more:,} more findings of the same kinds not listed (the first {MAX_FINDINGS} are above)"
     return [*findings[:MAX_FINDINGS], Finding(at, last.line, last.col, message, code=last.code)]
 
 
 class _KeyTwice(ValueError):
     def __init__(self, key: str) -> None:
+        super().__init__(key)
         self.key = key
 
 
@@ -290,9 +292,9 @@ def _twice_findings(at: str, text: str, data: Any, twice: list[tuple[str, int, i
         doc = Document(at, None)
     placed = Document(at, data, doc.values, doc.keys) if doc.data is not None else Document(at, data)
     out = []
-    for key, i, j in twice:
+    for key, i, j in twice[: MAX_FINDINGS + 1]:
         line, col = placed.where(("metrics", j, "key"))
         where = f"metrics[{j}], line {line}, column {col}" if (line, col) != (1, 1) else f"metrics[{j}]"
         message = f"metric {quoted(key)} is given twice: metrics[{i}] gives it again (first in {where})"
         out.append(placed.finding(("metrics", i, "key"), message, code=codes.DUPLICATE_ID))
-    return out
+    return _first(at, out, len(twice))
