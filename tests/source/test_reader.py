@@ -245,3 +245,16 @@ def test_a_message_echoes_at_most_a_bit_of_a_value(tmp_path: Path, old: str, new
     root = write_project(tmp_path, profiles={"tiny": TINY_PROFILE.replace(old, new)})
     found = findings_of(root)
     assert len(found) == 1 and len(found[0]) < 700 and "x" * 121 not in found[0], found[0][:300]
+
+
+def test_a_file_with_more_findings_than_the_cap_stops_being_read() -> None:
+    """5 MB of duplicate keys gave a finding each and took GBs: reading stops at the cap, and says so."""
+    text = "a: 1\n" + "".join(f"a: {i}\n" for i in range(2 * source.MAX_FINDINGS))
+    _, found = source.read_yaml(text, "big.yaml")
+    assert len(found) == source.MAX_FINDINGS + 1
+    assert {f.code.id for f in found[:-1]} == {"MM208"}
+    last = found[-1]
+    assert (last.line, last.code.id) == (
+        source.MAX_FINDINGS + 1,
+        "MM201",
+    ) and "the rest of it was not read" in last.message

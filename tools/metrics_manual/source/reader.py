@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 Loc = tuple[str | int, ...]
 
 MAX_DEPTH = 64  # real sources nest five levels; this only stops hostile input
+MAX_FINDINGS = 1000  # a file's findings before its reading stops: 5 MB of duplicate keys must not take GBs
 MAX_BYTES = 32 * 2**20
 # Sources this large are read by a worker process per core: making libyaml's events into Python
 # objects is most of validating 10,000 metrics x 10 profiles. Below it, starting a process
@@ -164,6 +165,14 @@ def _number_form(value: str, tag: str) -> str:
     return f"{quoted(value)} is not a plain decimal number; write it like 12, -3, 0.35 or 1.0e-3"
 
 
+class _TooMany(Exception):
+    """A file with more findings than anyone reads: the rest of it is not read."""
+
+    def __init__(self, mark: Any) -> None:
+        super().__init__()
+        self.mark = mark
+
+
 class _Reader:
     """Builds the data of one document from libyaml's events, collecting findings on the way."""
 
@@ -176,6 +185,8 @@ class _Reader:
 
     def error(self, mark: Any, code: Code, message: str) -> None:
         self.findings.append(Finding(self.doc.path, mark.line + 1, mark.column + 1, message, code=code))
+        if len(self.findings) >= MAX_FINDINGS:
+            raise _TooMany(mark)
 
     def resolve(self, value: str) -> str:
         tag = _TAGS.get(value)
@@ -543,6 +554,10 @@ def read_yaml(text: str, display: str, *, positions: bool = True) -> tuple[Docum
     loader = _Loader(text)
     try:
         data = reader.read(loader)
+    except _TooMany as stop:
+        line, col = stop.mark.line + 1, stop.mark.column + 1
+        message = f"{MAX_FINDINGS:,} findings in this file: the rest of it was not read; fix these first"
+        return doc, [*reader.findings, Finding(display, line, col, message, code=codes.INVALID_YAML)]
     except yaml.reader.ReaderError as exc:
         # Its own position counts bytes or characters by the loader, and its message names
         # "<unicode string>": place the character in the file's lines and say what it is.
