@@ -58,6 +58,7 @@ Span = Window | FirstSteps | AtStep | EveryStep | LastSteps
 FLAGGED = {
     ("model/kinds.py", "numbers"),
     ("model/kinds.py", "keeps_warm_up"),
+    ("model/kinds.py", "some_steps"),
     ("model/kinds.py", "covered_steps"),
     ("model/phrase.py", "describe"),
     ("site/draw.py", "_kind_words"),

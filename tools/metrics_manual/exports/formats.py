@@ -12,25 +12,22 @@ from typing import Any, assert_never
 from pydantic import BaseModel
 
 from metrics_manual.exports.names import EXPORT_FORMATS, SUFFIX
+from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
     EXPECTATION,
     SCHEMA_VERSION,
-    AtStep,
     Band,
     Catalog,
     Coverage,
-    EveryStep,
     Exact,
     Expectation,
-    FirstSteps,
     Median,
     MetricExport,
     Presence,
     Profile,
     ProfileExport,
     ProfileInfo,
-    Window,
 )
 from metrics_manual.source.load import Manual
 
@@ -284,19 +281,8 @@ def why_no_alert_rule(e: Expectation) -> str | None:
     """Why a gauge cannot judge `e`, or None when a rule can (see `_alert`)."""
     match e:
         case Band() | Exact():
-            span = e.span
-            match span:
-                case Window():
-                    return "a window of the first steps: a gauge does not know the step"
-                case FirstSteps(count=n):
-                    # A rule would fire at every step for a range that holds only in the first n.
-                    return f"only the first {n} steps: a gauge does not know the step"
-                case AtStep():
-                    return "one step: a gauge does not know the step"
-                case EveryStep():
-                    return None  # a gauge's value at any step
-                case _:
-                    assert_never(span)
+            steps = some_steps(e.span)
+            return f"{steps}: a gauge does not know the step" if steps else None  # else its value at any step
         case Median():
             return "a median over steps: a gauge holds one value"
         case Presence():

@@ -20,19 +20,16 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 from metrics_manual.exports.formats import gauge_name, no_gauge
+from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import FRACTION, describe, plain
 from metrics_manual.model.schema import (
-    AtStep,
     Band,
-    EveryStep,
     Exact,
     Expectation,
-    FirstSteps,
     Median,
     MetricExport,
     Presence,
     ProfileExport,
-    Window,
 )
 
 SCHEMA_VERSION = 39  # Grafana 10.4+/11 read it; older ones migrate
@@ -83,19 +80,8 @@ def drawable(e: Expectation) -> str | None:
     """Why a chart of values over time cannot draw `e`, or None when it can."""
     match e:
         case Band() | Exact():
-            span = e.span
-            match span:
-                case Window():
-                    return "a window of the first steps: the chart's axis is time, not step"
-                case FirstSteps(count=n):
-                    # Drawn over the whole chart, it would colour every later step against a range for the first n.
-                    return f"only the first {n} steps: the chart's axis is time, not step"
-                case AtStep():
-                    return "one step: the chart's axis is time, not step"
-                case EveryStep():
-                    return None
-                case _:
-                    assert_never(span)
+            steps = some_steps(e.span)
+            return f"{steps}: the chart's axis is time, not step" if steps else None
         case Median():
             return None
         case Presence():

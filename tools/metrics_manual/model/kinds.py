@@ -6,7 +6,8 @@ ends in `typing.assert_never`, so a kind added to the union and missed by any of
 mypy error at that line, never a silent default:
 
 - model/schema.py   `span`: the steps it covers (a property of each class)
-- model/kinds.py    `numbers` (what a drawing places on its axis), `covered_steps`, `keeps_warm_up`
+- model/kinds.py    `numbers` (what a drawing places on its axis), `covered_steps`, `keeps_warm_up`,
+                    `some_steps` (the steps a span holds at, for a chart or a gauge)
 - model/phrase.py   `describe`: the kind in words
 - site/draw.py      `_kind_words`, `_legend_key`, `_range_mark`, `_expected_mark`, `_outside`: the kind drawn
 - judge/rules.py    `rule`: the judging rule
@@ -51,6 +52,22 @@ def numbers(e: Expectation) -> list[float]:
             return []
         case _:
             assert_never(e)
+
+
+def some_steps(span: Span) -> str | None:
+    """The steps `span` holds at, in words, when a view that knows no step (a chart over time, a
+    gauge) cannot tell them; None when it holds at every step."""
+    match span:
+        case Window():
+            return "a window of the first steps"
+        case FirstSteps(count=n):  # drawn or alerted at every step, it would judge later steps against it
+            return f"only the first {n} steps"
+        case AtStep():
+            return "one step"
+        case EveryStep():
+            return None
+        case _:
+            assert_never(span)
 
 
 def keeps_warm_up(span: Span) -> bool:
