@@ -240,7 +240,7 @@ def test_a_corrupt_line_is_an_error_with_its_line(form: str, tmp_path: Path, pro
     assert j.summary.problems == 1 and j.exit_code == 2
 
 
-@pytest.mark.parametrize("form", ["events", "ci-history", "tensorboard"])
+@pytest.mark.parametrize("form", ["events", "ci-history", "wandb-csv", "tensorboard"])
 def test_files_read_as_the_wrong_form_are_an_error_not_a_run_without_metrics(tmp_path: Path, form: str) -> None:
     if form == "tensorboard":
         pytest.importorskip("tensorboard")

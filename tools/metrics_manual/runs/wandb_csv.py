@@ -40,6 +40,11 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 columns.append((i, name, where.get(sk), False))
             elif name in out.step_key_set:
                 columns.append((i, name, i, True))
+        if not columns:  # no key of a known namespace nor a step key: not a history of a run with this catalog
+            known = ", ".join(sorted(out.step_key_set))
+            why = f"no column of a step key ({known}) or of a key under one: not a W&B history of this run's keys"
+            out.problem(rel, 1, why, code=codes.UNKNOWN_RUN_FORM)
+            return
         width = len(header)
         pending: tuple[int, int] | None = None  # a row of the wrong width: cut if it is the last one
         for row in rows:
