@@ -3,6 +3,7 @@ command or for XML. Every output that echoes a value from a file goes through he
 
 from __future__ import annotations
 
+import os
 import re
 
 ECHO = 120  # characters of one value a message may quote
@@ -49,3 +50,8 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 def xml_chars(text: str) -> str:
     """`text` with the characters XML 1.0 cannot hold replaced by U+FFFD."""
     return _NOT_XML.sub("\ufffd", text)
+
+
+def shown_path(path: os.PathLike[str] | str) -> str:
+    """A path as text that prints safely: bytes that are not UTF-8 as \\x escapes, control characters escaped."""
+    return inert(os.fsencode(path).decode("utf-8", "backslashreplace"))

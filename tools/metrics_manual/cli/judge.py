@@ -15,13 +15,14 @@ from metrics_manual.cli.common import fail, find_root, progress_bar, root_option
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
-from metrics_manual.judge.profile_file import TAKES, ProfileFileError, shown
+from metrics_manual.judge.profile_file import TAKES, ProfileFileError
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.collect import MAX_STEP
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
 from metrics_manual.runs.series import StepRanges
+from metrics_manual.text import shown_path
 
 EXIT_INPUT = 2
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -82,9 +83,9 @@ def _profile_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, 
 def _folder_or_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path]:
     """A folder given as --profile: the project's profile of that name if there is one (a folder
     named like an id where judge runs), else a finding that says it is a folder."""
+    at = shown_path(value)
     folder = ProfileFileError(
-        shown(Path(value)),
-        [Finding(shown(Path(value)), 1, 1, f"a folder, not a profile; {TAKES}", code=codes.NOT_A_PROFILE_FILE)],
+        at, [Finding(at, 1, 1, f"a folder, not a profile; {TAKES}", code=codes.NOT_A_PROFILE_FILE)]
     )
     if "/" in value or os.sep in value or value.startswith("."):
         raise folder

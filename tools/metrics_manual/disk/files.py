@@ -133,6 +133,23 @@ def read_manifest(root: Path) -> tuple[dict[str, str], list[Finding]]:
     return good, refused
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str | None:
+    """None for a regular file, else what it is in words ('a named pipe'): what a message names
+    instead of opening it (a pipe would wait on its writer)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
 @dataclass
 class Plan:
     """How the generated files on disk differ from what build makes now."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +24,9 @@ from pydantic import ValidationError
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.disk.files import file_kind
 from metrics_manual.model.schema import ProfileExport
-from metrics_manual.text import inert, quoted
+from metrics_manual.text import quoted, shown_path
 
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
 TAKES = f"--profile takes a profile id of the project (metrics-manual list profiles) or {JUDGED_FORMS}"
@@ -38,13 +38,6 @@ _OTHER_FORMS = {  # name endings of the forms export writes that hold no profile
     ".grafana.json": "a Grafana dashboard",
     ".csv": "a CSV export",
 }
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 class ProfileFileError(ValueError):
@@ -54,18 +47,6 @@ class ProfileFileError(ValueError):
     def __init__(self, path: str, findings: list[Finding]) -> None:
         self.findings = findings
         super().__init__(f"{path}: not an exported metrics-manual profile: " + "; ".join(map(str, findings)))
-
-
-def shown(path: Path) -> str:
-    """A path as text that prints safely (bytes that are not UTF-8 as \\x escapes)."""
-    return inert(os.fsencode(path).decode("utf-8", "backslashreplace"))
-
-
-def file_kind(mode: int) -> str | None:
-    """None for a regular file, else what it is in words ('a named pipe')."""
-    if stat.S_ISREG(mode):
-        return None
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def other_form(path: Path) -> str | None:
@@ -80,7 +61,7 @@ def cannot_judge(what: str) -> str:
 
 def read_profile_file(path: Path) -> ProfileExport:
     """The exported profile in `path`; ProfileFileError with its findings when it is not one."""
-    at = shown(path)
+    at = shown_path(path)
 
     def bad(message: str, code: Code = codes.NOT_A_PROFILE_FILE, line: int = 1, col: int = 1) -> ProfileFileError:
         return ProfileFileError(at, [Finding(at, line, col, message, code=code)])

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import csv
 import os
-import stat
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.disk.files import file_kind
 from metrics_manual.model.schema import Catalog
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.renames import fold
 from metrics_manual.runs.series import Run, gap_findings
-from metrics_manual.text import inert
+from metrics_manual.text import inert, shown_path
 
 __all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
 
@@ -48,29 +48,15 @@ class RunInputError(ManualError):
         super().__init__("\n".join(str(f) for f in self.findings))
 
 
-def shown_path(path: Path) -> str:
-    """A path as text that prints safely: bytes that are not UTF-8 as \\x escapes, control characters escaped."""
-    return inert(os.fsencode(path).decode("utf-8", "backslashreplace"))
-
-
 _TRIED = "tried: " + ", ".join(RUN_FORMATS) + "; name the form with --input-format"
-
-
-_SPECIAL = (
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 def _special(path: Path) -> str | None:
     """What a path that exists but is neither a regular file nor a folder is, in words; None if it does not exist."""
     try:
-        mode = os.stat(path).st_mode
+        return file_kind(os.stat(path).st_mode)
     except (OSError, ValueError):
         return None
-    return next((name for test, name in _SPECIAL if test(mode)), "a special file")
 
 
 def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
