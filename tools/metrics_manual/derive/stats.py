@@ -24,7 +24,7 @@ from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.formats import export_document
 from metrics_manual.judge.rules import Result, judge
 from metrics_manual.model import kinds
-from metrics_manual.model.phrase import num
+from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.model.schema import (
     DOMAIN_BOUNDS,
     Band,
@@ -40,7 +40,7 @@ from metrics_manual.model.schema import (
     ProfileExport,
     Window,
 )
-from metrics_manual.runs.series import Run, Series, compact
+from metrics_manual.runs.series import Run, Series, named_steps
 from metrics_manual.source.load import Manual
 
 SECONDS = {"s", "sec", "second", "seconds"}
@@ -238,21 +238,13 @@ def covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit:
     return [v for _, v in covered_steps(run, key, e, skip_first, limit)]
 
 
-def _count(n: int) -> str:
-    return f"{num(n)} step{'s' if n != 1 else ''}"
-
-
 def _missing(name: str, key: str, run: Run, c: _Covered) -> str | None:
     """Why a run's values cannot make the range, if they cannot: the metric is not logged, or not
     at every step the expectation covers (in judge's words: a run with a gap is no evidence of a range)."""
     if not c.points:
         return f"run {name!r} does not log {key}" + (" at the steps it covers" if key in run.series else "")
     if c.missing:
-        plural = "s" if len(c.missing) > 1 else ""
-        return (
-            f"run {name!r} misses {key} at {num(len(c.missing))} of the {_count(c.judged)} it covers: "
-            f"step{plural} {compact(c.missing)}"
-        )
+        return f"run {name!r} misses {key} at {num(len(c.missing))} of the {count_steps(c.judged)} it covers: {named_steps(c.missing)}"
     return None
 
 
@@ -340,7 +332,7 @@ def _no_width(key: str, i: int, value: float, values: list[float], first: int | 
     head = f"{key} [{i}]: the band {num(value)} to {num(value)} has no width ({seen}): a healthy run whose value varies at all will fail it"
     if first is not None:
         return (
-            f"{head}; it covers only the first {_count(first)} of a run, which no exact expectation covers: "
+            f"{head}; it covers only the first {count_steps(first)} of a run, which no exact expectation covers: "
             "derive it again from more runs, or widen it by hand to what a healthy run may give there"
         )
     return (

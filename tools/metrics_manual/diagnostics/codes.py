@@ -29,6 +29,11 @@ class Code:
     def __str__(self) -> str:
         return self.id
 
+    @property
+    def title(self) -> str:
+        """How an annotation titles its findings: `MM504 corrupt-line`."""
+        return f"{self.id} {self.name}"
+
 
 CODES: dict[str, Code] = {}
 

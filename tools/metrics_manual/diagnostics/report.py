@@ -36,7 +36,7 @@ def annotation(f: Finding) -> str:
     level = "error" if f.severity == "error" else "warning"
     props = ",".join(
         f"{k}={github_property(str(v))}"
-        for k, v in (("file", f.path), ("line", f.line), ("col", f.col), ("title", f"{f.code.id} {f.code.name}"))
+        for k, v in (("file", f.path), ("line", f.line), ("col", f.col), ("title", f.code.title))
     )
     return f"::{level} {props}::{github_data(f.message)}"
 

@@ -137,7 +137,7 @@ def problem_line(p: Problem) -> str:
 def _problem_title(p: Problem) -> str:
     """A GitHub annotation's title, as diagnostics.report titles a finding: `MM504 corrupt-line`."""
     code = CODES.get(p.code)
-    return f"{p.code} {code.name}" if code else p.code
+    return code.title if code else p.code
 
 
 def _x(text: str) -> str:

@@ -34,12 +34,12 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.kinds import Kind, covered_steps
-from metrics_manual.model.phrase import describe, measured, num
+from metrics_manual.model.phrase import count_steps, describe, measured, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, Series, StepRanges, compact, gap_findings
+from metrics_manual.runs.series import Run, Series, StepRanges, gap_findings, named_steps
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
@@ -366,13 +366,7 @@ def exact(c: Case) -> RuleOutcome:
 def presence(c: Case) -> RuleOutcome:
     missing: Failing = [(s, None) for s in c.covered if s not in c.values and s != c.unfinished]
     if missing:
-        listed = compact(s for s, _ in missing)
-        return (
-            "fail",
-            missing,
-            f"not logged at {_of(c, len(missing))}: step{'s' if len(missing) > 1 else ''} {listed}",
-            None,
-        )
+        return "fail", missing, f"not logged at {_of(c, len(missing))}: {named_steps([s for s, _ in missing])}", None
     return "pass", [], f"logged at {_of(c, len(c.covered))}", None
 
 
@@ -555,19 +549,19 @@ class _KeyFacts:
     def errors(self) -> list[str]:
         out = []
         if self.bad:
-            out.append(f"not a finite number at {_count(len(self.bad))}: {self._listed_bad()}")
+            out.append(f"not a finite number at {count_steps(len(self.bad))}: {self._listed_bad()}")
         if self.conflicts:
             step, a, b = self.conflicts[0]
             more = f" and {len(self.conflicts) - 1} more" if len(self.conflicts) > 1 else ""
             out.append(
-                f"two files disagree at {_count(len(self.conflicts))} (step {step}{more}): {a} and {b}"
+                f"two files disagree at {count_steps(len(self.conflicts))} (step {step}{more}): {a} and {b}"
                 " (two processes logged different values; exclude the steps or give one of the files)"
             )
         if self.names:
             step, a, va, b, vb = self.names[0]
             more = f" and {len(self.names) - 1} more" if len(self.names) > 1 else ""
             out.append(
-                f"two names of the key disagree at {_count(len(self.names))} (step {num(step)}{more}): "
+                f"two names of the key disagree at {count_steps(len(self.names))} (step {num(step)}{more}): "
                 f"{a} {_listed_value(va)} and {b} {_listed_value(vb)} (a former name, renamed_from in the "
                 "catalog, and the current one logged different values; neither was picked)"
             )
@@ -585,10 +579,6 @@ class _KeyFacts:
 def _listed_value(v: float) -> str:
     value = _point(0, v).value
     return value if isinstance(value, str) else num(value) if value is not None else "null"
-
-
-def _count(n: int) -> str:
-    return f"{num(n)} step{'s' if n != 1 else ''}"
 
 
 def _absent(key: str, sk: str | None, run: Run) -> tuple[Verdict | None, str]:
@@ -670,8 +660,7 @@ def _one(
     missing = [s for s in covered if s not in values and s != unfinished] if len(points) < len(covered) else []
     if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
         hint = " (a W&B CSV writes NaN as an empty cell too)" if "wandb-csv" in run.formats else ""
-        plural = "s" if len(missing) > 1 else ""
-        errors.append(f"missing at {_count(len(missing))} it covers: step{plural} {compact(missing)}{hint}")
+        errors.append(f"missing at {count_steps(len(missing))} it covers: {named_steps(missing)}{hint}")
     if errors:
         failing = sorted([*facts.bad, *((s, None) for s in missing if not judging.judges_steps)])
         return result("error", len(points), "; ".join(errors), case.observed()[0], failing, missing=len(missing))

@@ -42,6 +42,11 @@ def num(value: int | float) -> str:
 MEASURED_DIGITS = 4  # significant digits of a value read from a run (the manual's numbers have 2 to 4)
 
 
+def count_steps(n: int) -> str:
+    """How many steps, in words: "1 step", "1,000 steps"."""
+    return f"{num(n)} step{'s' if n != 1 else ''}"
+
+
 def measured(value: float, near: Iterable[float] = ()) -> str:
     """A value read from a run, as `num` writes it, at MEASURED_DIGITS significant digits: a median of
     0.123456789012 reads 0.1235. More digits where fewer would read as one of `near` (the range's own

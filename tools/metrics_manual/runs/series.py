@@ -365,6 +365,11 @@ class StepRanges:
         return list(zip(self.firsts, self.lasts))
 
 
+def named_steps(steps: Sequence[int]) -> str:
+    """Steps named as a message names them: "step 7", "steps 3, 7-9"."""
+    return f"step{'s' if len(steps) > 1 else ''} {compact(steps)}"
+
+
 def compact(steps: Iterable[int], most: int = 20) -> str:
     """Steps as ranges in the form --exclude-steps takes: "3, 7-9"; past `most` ranges, "and N more"."""
     spans = StepRanges.of(steps).spans()
