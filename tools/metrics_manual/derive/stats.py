@@ -276,14 +276,12 @@ def _clamp(lo: float, hi: float, domain: Domain) -> tuple[float, float]:
 
 def band_bounds(values: list[float], method: Method, digits: int, domain: Domain) -> tuple[float, float]:
     """A band's bounds as derive writes them: the method's envelope, kept to the domain, rounded outward."""
-    lo, hi = _clamp(*method.envelope(values), domain)
+    return _outward(method.envelope(values), digits, domain)
+
+
+def _outward(envelope: tuple[float, float], digits: int, domain: Domain) -> tuple[float, float]:
+    lo, hi = _clamp(*envelope, domain)
     return _clamp(round_down(lo, digits), round_up(hi, digits), domain)
-
-
-def unclipped_bounds(values: list[float], method: Method, digits: int) -> tuple[float, float]:
-    """The bounds `band_bounds` would give with no domain: where they differ, the domain changed them."""
-    lo, hi = method.envelope(values)
-    return round_down(lo, digits), round_up(hi, digits)
 
 
 def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Derived:
@@ -293,8 +291,9 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         out.problems = problems
         return out
     values = [v for vs in per_run.values() for v in vs]
-    lo, hi = band_bounds(values, o.method, o.digits, domain)
-    free = dict(zip(("min", "max"), unclipped_bounds(values, o.method, o.digits)))
+    envelope = o.method.envelope(values)
+    lo, hi = _outward(envelope, o.digits, domain)
+    free = dict(zip(("min", "max"), _outward(envelope, o.digits, "any")))  # where they differ, the domain moved it
     new: dict[str, Any] = {"kind": "band"} if e is None else {}
     if e is None or e.min is not None:
         new["min"] = lo

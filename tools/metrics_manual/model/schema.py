@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from metrics_manual.model.keys import is_pattern, matches
+from metrics_manual.model.keys import KeySet, is_pattern
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -578,13 +578,11 @@ class ProfileExport(Strict):
     def metric(self, key: str) -> MetricExport:
         """The catalog entry of `key`: a metric, a member of a family, or a key a pattern such as
         `eval/{dataset}` stands for. UnknownMetric (a KeyError) when the catalog documents no such key."""
-        for m in self.metrics:
-            if m.key == key or key in m.members:
-                return m
-        for m in self.metrics:
-            if any(is_pattern(k) and matches(k, key) for k in (m.key, *m.members)):
-                return m
-        raise UnknownMetric(key, self.profile.id, [k for m in self.metrics for k in (m.key, *m.members)])
+        documented = {k: m for m in self.metrics for k in (m.key, *m.members)}
+        found = key if key in documented else KeySet(documented).match(key)
+        if found is None:
+            raise UnknownMetric(key, self.profile.id, list(documented))
+        return documented[found]
 
     def renames(self) -> dict[str, str]:
         """Former key -> the key Miles logs it as now, for the plain keys (a family or pattern is not renamed
