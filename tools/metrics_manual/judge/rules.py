@@ -24,7 +24,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress, islice
+from itertools import compress
 from operator import not_
 from typing import Literal, assert_never
 
@@ -39,7 +39,7 @@ from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
 from metrics_manual.runs.collect import KEYS_KEPT
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, Series, StepRanges, gap_findings, named_steps
+from metrics_manual.runs.series import Run, Series, StepGaps, StepRanges, gap_findings, named_steps
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
@@ -116,8 +116,8 @@ class StepsSeen(_Out):
     count: int
     no_record: list[Span] = Field(
         default_factory=list,
-        description="Steps between two the run logged, at its stride, with no record at all (a deleted, lost or "
-        f"unreadable line): counted as reached, so a metric is missing there. The first {LISTED:,} spans.",
+        description="Steps of a step key counted step by step, between two the run logged, with no record at all "
+        f"(a deleted, lost or unreadable line): counted as reached, so a metric is missing there. The first {LISTED:,} spans.",
     )
 
 
@@ -456,7 +456,7 @@ def judge(
             code=f.code.id,
             message=f.message,
         )
-        for f in sorted(_reading_problems(run, excluded))
+        for f in sorted(_reading_problems(run, excluded, reached))
     ]
     return Judgement(
         schema_version=SCHEMA_VERSION,
@@ -465,7 +465,7 @@ def judge(
         run=RunInfo(
             paths=list(run.paths),
             formats=list(run.formats),
-            steps=_steps_seen(run),
+            steps=_steps_seen(run, reached),
             excluded_steps=[Span(first=a, last=b) for a, b in excluded.spans()],
             unfinished_steps=dict(run.unfinished),
             relogged=[
@@ -490,11 +490,11 @@ def judge(
     )
 
 
-def _reading_problems(run: Run, excluded: StepRanges) -> list[Finding]:
+def _reading_problems(run: Run, excluded: StepRanges, reached: _Reached) -> list[Finding]:
     """What the readers found, the gaps in the steps held against --exclude-steps (a gap the user
     excluded is no problem of the judgement; read_run, which knows no exclusion, named them all)."""
     kept = [f for f in run.problems if f.code is not codes.STEPS_NOT_LOGGED]
-    return [*kept, *gap_findings(run, excluded)]
+    return [*kept, *gap_findings(run, excluded, reached.step_gaps)]
 
 
 def judged_keys(profile: ProfileExport) -> set[str]:
@@ -502,31 +502,36 @@ def judged_keys(profile: ProfileExport) -> set[str]:
     return {k for m in profile.metrics if m.expectations for k in (m.members or [m.key])}
 
 
-def _steps_seen(run: Run) -> dict[str, StepsSeen]:
+def _steps_seen(run: Run, reached: _Reached) -> dict[str, StepsSeen]:
     out = {}
     for sk in sorted(set(run.step_keys.values())):
-        logged, filled, _ = run.step_gaps(sk)
+        logged, filled, _ = reached.step_gaps(sk)
         if logged:
-            # A stride of 1 reads as spans, a longer one step by step: the first LISTED of them.
-            spans = ((g.start, g[-1]) if g.step == 1 else (s, s) for g in filled for s in (g if g.step != 1 else g[:1]))
             out[sk] = StepsSeen(
                 first=logged[0],
                 last=logged[-1],
                 count=len(logged) + sum(map(len, filled)),
-                no_record=[Span(first=a, last=b) for a, b in islice(spans, LISTED)],
+                no_record=[Span(first=g.start, last=g[-1]) for g in filled[:LISTED]],
             )
     return out
 
 
 class _Reached(dict[str, list[int]]):
-    """Step key -> the steps the run reached, computed once per step key."""
+    """Step key -> the steps the run reached, from its gaps found once per step key (the first
+    line, the reading problems and every expectation ask for them)."""
 
     def __init__(self, run: Run) -> None:
         super().__init__()
         self.run = run
+        self.gaps: dict[str, StepGaps] = {}
+
+    def step_gaps(self, sk: str) -> StepGaps:
+        if sk not in self.gaps:
+            self.gaps[sk] = self.run.step_gaps(sk)
+        return self.gaps[sk]
 
     def __missing__(self, sk: str) -> list[int]:
-        self[sk] = steps = self.run.reached(sk)
+        self[sk] = steps = self.step_gaps(sk).reached()
         return steps
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, Sequence, ValuesView
+from collections.abc import Callable, ItemsView, Iterable, Iterator, MutableMapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from operator import sub
 from typing import NamedTuple
@@ -235,8 +235,7 @@ class Run:
         """Every step of `step_key` the run reached, in order: those it logged anything at, and
         those with no record between two it logged (up to the cap): the run went through them, so
         a metric is missing there, never "not covered"."""
-        logged, filled, _ = self.step_gaps(step_key)
-        return sorted([*logged, *(s for g in filled for s in g)]) if filled else logged
+        return self.step_gaps(step_key).reached()
 
     def reached_by(self, key: str) -> list[int]:
         """The steps the run reached that `key` is judged on: those of its step key, else its own."""
@@ -275,6 +274,10 @@ class StepGaps(NamedTuple):
     filled: list[range]  # no record there, and the run went on: reached, so a value is missing
     beyond: list[range]  # no record there, and more steps than the run's size allows to fill in: an error
 
+    def reached(self) -> list[int]:
+        """The steps logged and those filled in, in order."""
+        return sorted([*self.logged, *(s for g in self.filled for s in g)]) if self.filled else self.logged
+
 
 def split_gaps(found: list[range], logged: int) -> tuple[list[range], list[range]]:
     """The gaps filled in, in order, while they stay within the run's size (GAPS_FILLED_PER_STEP a
@@ -292,13 +295,15 @@ def split_gaps(found: list[range], logged: int) -> tuple[list[range], list[range
     return filled, beyond
 
 
-def gap_findings(run: Run, excluded: StepRanges | None = None) -> list[Finding]:
+def gap_findings(
+    run: Run, excluded: StepRanges | None = None, step_gaps: Callable[[str], StepGaps] | None = None
+) -> list[Finding]:
     """A finding per step key whose steps have gaps (less those `excluded` wholly covers): a warning
     for the steps filled in (the expectations covering them are errors), an error for the rest."""
     out = []
     where = run.where()
     for sk in sorted(set(run.step_keys.values())):
-        logged, filled, beyond = run.step_gaps(sk)
+        logged, filled, beyond = (step_gaps or run.step_gaps)(sk)
         if excluded:
             filled = [g for g in filled if not excluded.covers(g.start, g[-1])]
             beyond = [g for g in beyond if not excluded.covers(g.start, g[-1])]
