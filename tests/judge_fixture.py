@@ -35,16 +35,25 @@ sections:
       - {key: perf/rollout_time, meaning: seconds of generation, unit: s}
 """
 
-PROFILE = """\
+
+def profile_head(steps: int = 10) -> str:
+    """A judged profile up to its `expectations:` line: the tests' profiles differ in what follows."""
+    return f"""\
 id: judged
 title: A judged setup
 summary: Made up for tests.
 advice: Build your own.
-setup: {framework: Miles, model: M, dataset: D, hardware: {count: 1, name: GPU}, prompts_per_step: 4,
-        answers_per_prompt: 2, token_limit: 1024, steps: 10}
+setup: {{framework: Miles, model: M, dataset: D, hardware: {{count: 1, name: GPU}}, prompts_per_step: 4,
+        answers_per_prompt: 2, token_limit: 1024, steps: {steps}}}
 sources:
-  cap: {kind: capture, path: cap.json, keys: [a]}
+  cap: {{kind: capture, path: cap.json, keys: [a]}}
 expectations:
+"""
+
+
+PROFILE = (
+    profile_head()
+    + """\
   rollout/raw_reward:
     - {kind: band, min: 0.2, max: 0.9, steps: 10}
   rollout/response_lengths:
@@ -61,6 +70,7 @@ expectations:
   perf/rollout_time:
     - {kind: median, value: 20, steps: 10, tolerance: 0.05}
 """
+)
 
 STEPS = range(10)
 

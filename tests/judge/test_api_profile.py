@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
-from judge_fixture import judged_project
+from judge_fixture import judged_project, profile_head
 from metrics_manual.api import UnknownMetric, load_profile
 from metrics_manual.model.schema import ProfileExport
 
@@ -25,19 +25,13 @@ sections:
       - {key: "eval/{dataset}", meaning: the mean reward on a dataset}
 """
 
-PROFILE = """\
-id: judged
-title: A judged setup
-summary: Made up for tests.
-advice: Build your own.
-setup: {framework: Miles, model: M, dataset: D, hardware: {count: 1, name: GPU}, prompts_per_step: 4,
-        answers_per_prompt: 2, token_limit: 1024, steps: 10}
-sources:
-  cap: {kind: capture, path: cap.json, keys: [a]}
-expectations:
+PROFILE = (
+    profile_head()
+    + """\
   train/grad_norm:
     - {kind: band, min: 0.1, max: 5}
 """
+)
 
 
 @pytest.fixture(scope="module")

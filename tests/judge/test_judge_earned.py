@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import run_forms
 from conftest import run_cli
-from judge_fixture import judged_profile, judged_project
+from judge_fixture import judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
 from metrics_manual.judge.rules import Judgement, Span, judged_keys
 from metrics_manual.model.schema import ProfileExport
@@ -53,16 +53,9 @@ sections:
       - {key: perf/step_time, meaning: seconds per step, unit: s}
 """
 
-PROFILE = """\
-id: judged
-title: A judged setup
-summary: Made up for tests.
-advice: Build your own.
-setup: {framework: Miles, model: M, dataset: D, hardware: {count: 1, name: GPU}, prompts_per_step: 4,
-        answers_per_prompt: 2, token_limit: 1024, steps: 20}
-sources:
-  cap: {kind: capture, path: cap.json, keys: [a]}
-expectations:
+PROFILE = (
+    profile_head(steps=20)
+    + """\
   rollout/raw_reward:
     - {kind: band, min: 0.2, max: 0.9, steps: 10}
   rollout/response_lengths:
@@ -77,6 +70,7 @@ expectations:
   perf/step_time:
     - {kind: presence, at: every_step}
 """
+)
 
 N = 20
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
