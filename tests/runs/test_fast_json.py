@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -252,11 +253,43 @@ def test_chunks_that_end_at_a_line_end_are_read_in_line_order(tmp_path: Path, mo
     path.write_bytes(b"".join(line.ljust(width) + b"\n" for line in lines))  # trailing spaces: still JSON
     slow = _run(path, "dashboard", monkeypatch, fast=False)
     decoded = _decoded(monkeypatch)
-    taken: list[int] = []
+    taken: list[tuple[int, int]] = []  # (first line, lines taken) of each chunk decoded a slice at a time
     take = dashboard._Known.take
-    monkeypatch.setattr(dashboard._Known, "take", lambda self, n, *a: take(self, n, *a) and not taken.append(n))
+
+    def spy(self: Any, n: int, lines: list[Any], before: Any) -> int:
+        if count := take(self, n, lines, before):
+            taken.append((n, count))
+        return count
+
+    monkeypatch.setattr(dashboard._Known, "take", spy)
     assert _run(path, "dashboard", monkeypatch, fast=True, chunk=3 * (width + 1)) == slow
-    assert decoded == [2, 3, 8, 9] and taken == [4, 10, 13]
+    assert decoded == [2, 3, 8, 9] and taken == [(4, 3), (10, 3), (13, 3)]
+
+
+def test_a_chunk_is_taken_a_slice_at_a_time_up_to_the_slice_that_fails(tmp_path: Path, monkeypatch) -> None:
+    """Chunks of six lines, slices of two: the slice before the one with a line of new keys is put at
+    once, that slice and the rest of its chunk are read line by line, in line order (the new line's
+    step is re-logged after it), and the next chunk is taken whole again."""
+    new = _plain(23, b', "other/new": 1').replace(b'"train/loss": 0.5', b'"train/loss": 9')
+    lines = [_plain(s) for s in range(10, 22)] + [_plain(21), _plain(22), new, _plain(23), _plain(24), _plain(25)]
+    lines += [_plain(s) for s in range(26, 32)]
+    width = max(map(len, lines)) + 1
+    path = tmp_path / "metrics.jsonl"
+    path.write_bytes(b"".join(line.ljust(width) + b"\n" for line in lines))  # trailing spaces: still JSON
+    slow = _run(path, "dashboard", monkeypatch, fast=False)
+    taken: list[tuple[int, int, int]] = []  # (first line, lines in the chunk, lines taken)
+    take = dashboard._Known.take
+
+    def spy(self: Any, n: int, chunk_lines: list[Any], before: Any) -> int:
+        count = take(self, n, chunk_lines, before)
+        taken.append((n, len(chunk_lines), count))
+        return count
+
+    monkeypatch.setattr(dashboard._Known, "take", spy)
+    monkeypatch.setattr(dashboard, "_SLICE", 2)
+    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=6 * (width + 1)) == slow
+    assert taken == [(1, 6, 0), (7, 6, 6), (13, 6, 2), (19, 6, 6)]
+    assert slow[4]  # the re-logged step: the order of the lines was kept
 
 
 def test_lines_that_fail_for_other_reasons_stop_the_learning(tmp_path: Path, monkeypatch) -> None:
