@@ -213,6 +213,7 @@ STRUCT = [
     _plain(5),  # a step logged again: the later value wins, and the step is named
     _plain(90, own=b"rollout/step"),  # the same keys under another step key (one column would reorder)
     _plain(91),
+    _plain(92).replace(b'"step": 92', b'"step": 93'),  # its own step is not its step key's: both reached
 ]
 
 

@@ -69,10 +69,11 @@ def _part(
     unset = known.msgspec.UNSET
     unset_type, own = type(unset), kind.own
     metrics, raw = list(map(_METRICS, records)), list(map(known.getters["step"], records))
+    own_steps: list[Any] = []
     if own in out.step_key_set:  # a record's own step: the step its step key reached
-        col = [r for r in raw if r is not None] if None in raw else raw
-        if col:
-            if (steps := _steps(col)) is None:
+        own_steps = [r for r in raw if r is not None] if None in raw else raw
+        if own_steps:
+            if (steps := _steps(own_steps)) is None:
                 return False
             step_puts.append((own, *steps))
     columns: dict[str, list[Any]] = {}  # a step key's column
@@ -90,7 +91,8 @@ def _part(
         if sk is None:  # a step key's own column
             if (at := _steps(values)) is None:
                 return False
-            step_puts.append((key, *at))
+            if key != own or values != own_steps:  # as Miles logs it, the same steps as `step`: put once
+                step_puts.append((key, *at))
             continue
         if present is None and sk in whole:
             col = whole[sk]  # the keys of a log() call share their steps: looked at once
