@@ -164,10 +164,11 @@ class _Known:
         self.failed = False  # the last line was not decoded: its keys may be new
 
     def scan(self, data: bytes | bytearray, view: memoryview, start: int, end: int, base: int) -> None:
-        escapes = finder(data)(_ESCAPE, start, end) >= 0  # a line with a backslash is never decoded
+        first = finder(data)(_ESCAPE, start, end)
+        escapes = first >= 0  # a line with a backslash is never decoded
         held: list[Any] = []
         spans: list[tuple[int, int]] = []
-        for begin, stop in lines_to_read(data, start, end):
+        for begin, stop in lines_to_read(data, start, end, first):
             if self.failed:  # the lines that failed were read by `_line`: their keys are noted
                 self.failed = False
                 self.keys.learn()
@@ -195,14 +196,18 @@ class _Known:
             _line(bytes(view[begin:stop]), base + begin, self.out, self.problems, self.missing_step)
 
 
-def lines_to_read(data: bytes | bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
+def lines_to_read(
+    data: bytes | bytearray, start: int, end: int, escape: int | None = None
+) -> Iterator[tuple[int, int]]:
     """(first byte, the newline after it) of each line of data[start:end] that may be a metric line.
 
     A line may be one only when it holds `metri` or a backslash: the chunk is searched for those
-    bytes, not line by line, and only the lines around the hits are cut out and parsed."""
+    bytes, not line by line, and only the lines around the hits are cut out and parsed. `escape`:
+    the first backslash's position in data[start:end] (-1 for none) when the caller searched already."""
     search = finder(data)  # SIMD where installed: the same hits either way
     find, rfind = data.find, data.rfind  # a newline: memchr
-    metri, escape = search(_METRIC, start, end), search(_ESCAPE, start, end)
+    metri = search(_METRIC, start, end)
+    escape = search(_ESCAPE, start, end) if escape is None else escape
     while metri >= 0 or escape >= 0:
         hit = escape if metri < 0 or 0 <= escape < metri else metri
         begin = rfind(b"\n", start, hit) + 1 or start
