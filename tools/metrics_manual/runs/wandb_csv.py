@@ -61,12 +61,13 @@ def read(path: Path, rel: str, out: Collector) -> None:
             if len(row) != width:
                 pending = (n, len(row))
                 continue
+            row_steps: dict[int | None, int | None] = {}  # each step column's step, read once a row
             for i, key, si, is_step in columns:
                 cell = row[i]
                 if not cell:
                     continue
                 scell = row[si] if si is not None else ""
-                step = _step(scell)
+                step = row_steps[si] if si in row_steps else row_steps.setdefault(si, _step(scell))
                 if step is None:
                     if scell:
                         why = f"{key}: its step {scell[:40]!r} is not an integer from 0 to 2^63-1"
