@@ -268,9 +268,9 @@ def test_chunks_that_end_at_a_line_end_are_read_in_line_order(tmp_path: Path, mo
 
 
 def test_a_chunk_is_taken_a_slice_at_a_time_up_to_the_slice_that_fails(tmp_path: Path, monkeypatch) -> None:
-    """Chunks of six lines, slices of two: the slice before the one with a line of new keys is put at
-    once, that slice and the rest of its chunk are read line by line, in line order (the new line's
-    step is re-logged after it), and the next chunk is taken whole again."""
+    """Chunks of six lines, slices of two lines' bytes: the slice before the one with a line of new
+    keys is put at once, that slice and the rest of its chunk are read line by line, in line order
+    (the new line's step is re-logged after it), and the next chunk is taken whole again."""
     new = _plain(23, b', "other/new": 1').replace(b'"train/loss": 0.5', b'"train/loss": 9')
     lines = [_plain(s) for s in range(10, 22)] + [_plain(21), _plain(22), new, _plain(23), _plain(24), _plain(25)]
     lines += [_plain(s) for s in range(26, 32)]
@@ -287,7 +287,7 @@ def test_a_chunk_is_taken_a_slice_at_a_time_up_to_the_slice_that_fails(tmp_path:
         return count
 
     monkeypatch.setattr(dashboard._Known, "take", spy)
-    monkeypatch.setattr(dashboard, "_SLICE", 2)
+    monkeypatch.setattr(dashboard, "_SLICE_BYTES", 2 * width)  # two lines a slice
     assert _run(path, "dashboard", monkeypatch, fast=True, chunk=6 * (width + 1)) == slow
     assert taken == [(1, 6, 0), (7, 6, 6), (13, 6, 2), (19, 6, 6)]
     assert slow[4]  # the re-logged step: the order of the lines was kept
