@@ -123,12 +123,17 @@ def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = Non
 
 
 def _read_alike(path: Path, form: str, monkeypatch) -> tuple:
-    """What json.loads reads from `path`, after asserting that msgspec's Structs, orjson alone, and the
-    Structs in chunks of a few lines (a chunk whose lines all decode is decoded at once) read the same."""
+    """What json.loads reads from `path`, after asserting that msgspec's Structs, orjson alone, the
+    Structs in chunks of a few lines (a chunk whose lines all decode is decoded at once) and the
+    Structs put a line at a time (slices of one byte) read the same."""
     slow = _run(path, form, monkeypatch, fast=False)
     assert _run(path, form, monkeypatch, fast=True) == slow
     assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
     assert _run(path, form, monkeypatch, fast=True, chunk=700) == slow
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dashboard, "SLICE_BYTES", 1)
+        mp.setattr(events, "SLICE_BYTES", 1)
+        assert _run(path, form, mp, fast=True) == slow
     return slow
 
 
@@ -287,7 +292,7 @@ def test_a_chunk_is_taken_a_slice_at_a_time_up_to_the_slice_that_fails(tmp_path:
         return count
 
     monkeypatch.setattr(dashboard._Known, "take", spy)
-    monkeypatch.setattr(dashboard, "_SLICE_BYTES", 2 * width)  # two lines a slice
+    monkeypatch.setattr(dashboard, "SLICE_BYTES", 2 * width)  # two lines a slice
     assert _run(path, "dashboard", monkeypatch, fast=True, chunk=6 * (width + 1)) == slow
     assert taken == [(1, 6, 0), (7, 6, 6), (13, 6, 2), (19, 6, 6)]
     assert slow[4]  # the re-logged step: the order of the lines was kept

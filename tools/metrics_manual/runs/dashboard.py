@@ -39,6 +39,7 @@ from metrics_manual.runs.collect import (
     too_long,
 )
 from metrics_manual.runs.dashboard_struct import known_keys, put_columns
+from metrics_manual.runs.known_keys import SLICE_BYTES
 
 CHUNK = 4 * 1024 * 1024
 
@@ -48,10 +49,6 @@ _SPELLED_GET: Callable[[Any, Any], Any] = SPELLED.get
 _ZEROED_GET: Callable[[Any, Any], Any] = dict.fromkeys(SPELLED, 0.0).get
 _NUMBERS, _PLAIN, _INT = {float, int}, {float, int, str}, {int}
 _BATCH = 1024  # records orjson read that are put at once (and held meanwhile)
-# The bytes of lines msgspec decodes and puts at once: the records they make (a Python float per
-# value) stay in the CPU's caches and the allocator's free lists. A whole chunk's (4 MB, 1,200
-# records of ~110 values) took 3x the time; records of 1,000 values, 128 at a time, 1.2x.
-_SLICE_BYTES = 512 * 1024
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
@@ -377,7 +374,7 @@ class _Known:
         self.at.append(n)
         self.lines.append(line)
         self.held += len(line)
-        if self.held >= _SLICE_BYTES:
+        if self.held >= SLICE_BYTES:
             self.flush()
         return True
 
@@ -390,7 +387,7 @@ class _Known:
         before.flush()  # the lines before are put first
         self.flush()
         decode, errors = self.keys.decode, self.keys.errors
-        per = max(1, len(lines) * _SLICE_BYTES // max(1, sum(map(len, lines))))  # lines a slice
+        per = max(1, len(lines) * SLICE_BYTES // max(1, sum(map(len, lines))))  # lines a slice
         for start in range(0, len(lines), per):
             part = lines[start : start + per]
             try:

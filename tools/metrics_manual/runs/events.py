@@ -41,6 +41,7 @@ from metrics_manual.runs.collect import (
     record_surrogate,
     struct_parser,
 )
+from metrics_manual.runs.known_keys import SLICE_BYTES
 
 # "metri" and a lone backslash: a byte search that runs fast over hex checksums (the bulk of
 # a large event log), where a search for "metric" or "\u" is two to three times slower.
@@ -168,6 +169,7 @@ class _Known:
         escapes = first >= 0  # a line with a backslash is never decoded
         held: list[Any] = []
         spans: list[tuple[int, int]] = []
+        size = 0  # the bytes of the lines held
         for begin, stop in lines_to_read(data, start, end, first):
             if self.failed:  # the lines that failed were read by `_line`: their keys are noted
                 self.failed = False
@@ -176,11 +178,15 @@ class _Known:
             if (escapes and data.find(_ESCAPE, begin, stop) >= 0) or (record := self.keys.record(line)) is None:
                 self.failed = True
                 self._put(held, spans, view, base)
-                held, spans = [], []
+                held, spans, size = [], [], 0
                 _line(bytes(line), base + begin, self.out, self.problems, self.missing_step)
                 continue
             held.append(record)
             spans.append((begin, stop))
+            size += stop - begin
+            if size >= SLICE_BYTES:
+                self._put(held, spans, view, base)
+                held, spans, size = [], [], 0
         self._put(held, spans, view, base)
 
     def _put(self, held: list[Any], spans: list[tuple[int, int]], view: memoryview, base: int) -> None:
