@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
 from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.judge.rules import Judgement, Problem, Result, Span
 from metrics_manual.model.phrase import num, plain
@@ -155,6 +153,8 @@ def _gp(text: str) -> str:
 
 def junit(j: Judgement) -> str:
     """One test case per metric and expectation; reading problems are one more case."""
+    import xml.etree.ElementTree as ET  # only for --format junit: 3 ms of judge's start
+
     s = j.summary
     errors = s.errors + (1 if s.problems else 0)
     root = ET.Element(
