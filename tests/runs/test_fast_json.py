@@ -548,3 +548,36 @@ def test_the_simd_split_gives_the_lines_bytes_split_gives(pieces: list[bytes]) -
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(collect, "_Str", None)
         assert collect.lines_of(data) == bytes(data).split(b"\n")
+
+
+# Lines that leave the Structs' path, put at every place of chunks and slices of plain lines (fuzz18's
+# sweep): a new key (the Structs are rebuilt), a judged key's value that needs words, a step re-logged.
+ODD = [b', "other/new": 1', b', "train/new": 3', b', "rollout/raw_reward": null']
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["dashboard", "events"])
+@pytest.mark.parametrize("odd", ODD, ids=range(len(ODD)))
+@pytest.mark.parametrize("again", [False, True])
+def test_a_line_off_the_structs_path_anywhere_in_a_chunk_or_slice_reads_the_same(
+    tmp_path: Path, monkeypatch, form: str, odd: bytes, again: bool
+) -> None:
+    line = _plain if form == "dashboard" else _metric_line
+    path = tmp_path / "run.jsonl"
+    for at in range(12):
+        lines = [line(s) for s in range(1, 13)]
+        # It logs the step of the line before it again with another value (the later line wins); with
+        # `again`, the last line logs that step once more. A line put out of order changes the value.
+        lines[at] = line(max(1, at), odd).replace(b'"train/loss": 0.5', b'"train/loss": 9')
+        if again:
+            lines.append(line(max(1, at)).replace(b'"train/loss": 0.5', b'"train/loss": 7'))
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        slow = _run(path, form, monkeypatch, fast=False)
+        width = max(map(len, lines)) + 1
+        for chunk in (width * 3, width * 5 + 17, None):
+            for slice_bytes in (1, width * 2 + 1, None):
+                with pytest.MonkeyPatch.context() as mp:
+                    if slice_bytes:
+                        mp.setattr(dashboard, "SLICE_BYTES", slice_bytes)
+                        mp.setattr(events, "SLICE_BYTES", slice_bytes)
+                    assert _run(path, form, mp, fast=True, chunk=chunk) == slow, (at, chunk, slice_bytes)
