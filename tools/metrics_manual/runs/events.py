@@ -46,6 +46,8 @@ from metrics_manual.runs.known_keys import SLICE_BYTES
 # "metri" and a lone backslash: a byte search that runs fast over hex checksums (the bulk of
 # a large event log), where a search for "metric" or "\u" is two to three times slower.
 _METRIC, _ESCAPE = b"metri", b"\\"
+# A line the Structs decode is at most a chunk and the line carried into it: shorter than MAX_LINE,
+# so only `_line` checks the cap (tests/runs/test_events.py holds CHUNK to this).
 CHUNK = 4 * 1024 * 1024
 
 # A problem found before line numbers are counted: byte offset of its line, kind, message, severity, column.
