@@ -240,7 +240,7 @@ def test_known_keys_in_coverage_yaml_pass(tmp_path: Path) -> None:
     (project / "ranges" / "coverage.yaml").write_text(
         "commit: 0123abcd\n"
         "undocumented: [{key: 'perf/new_{x}_time', reason: a debug timer}]\n"
-        "not_scanned: [{key: perf/gone_time, reason: named at run time}]\n",
+        "not_visible: [{key: perf/gone_time, reason: named at run time}]\n",
         "utf-8",
     )
     miles = tree(tmp_path / "miles", MILES)

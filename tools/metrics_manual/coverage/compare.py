@@ -89,7 +89,7 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         if any(_covers(doc, e) for e in all_emissions):
             out.documented_and_emitted.append(doc)
         else:
-            out.documented_not_emitted.append(Gone(doc, _known(doc, known.not_scanned)))
+            out.documented_not_emitted.append(Gone(doc, _known(doc, known.not_visible)))
     out.moved = moved(catalog, scan, root)
     return out
 
