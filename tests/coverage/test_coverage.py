@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli, write_project
 from metrics_manual.coverage.scan import scan
-
-NS = frozenset({"train", "rollout", "perf", "eval"})
-
-
-def tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), "utf-8")
-    return root
+from miles_tree import NS, tree
 
 
 def keys(root: Path) -> dict[str, str]:

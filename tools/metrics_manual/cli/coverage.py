@@ -16,7 +16,7 @@ from metrics_manual.coverage.scan import python_files, scan
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
-from metrics_manual.source.load import CATALOG, load_manual
+from metrics_manual.source.load import CATALOG, COVERAGE, load_manual
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -36,6 +36,10 @@ def as_json(r: Result) -> str:
             "documented_and_emitted": r.documented_and_emitted,
             "emitted_not_documented": [asdict(u) for u in r.emitted_not_documented],
             "documented_not_emitted": [asdict(g) for g in r.documented_not_emitted],
+            "timed_not_logged": [asdict(t) for t in r.timed_not_logged],
+            "not_visible": [asdict(n) for n in r.not_visible],
+            "visible_after_all": r.visible_after_all,
+            "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
             "moved": [asdict(m) for m in r.moved],
         },
         indent=2,
@@ -47,21 +51,29 @@ def as_text(r: Result) -> str:
     lines = [f"Miles {r.commit or '(commit unknown)'}; the catalog reads Miles at {r.catalog_commit}"]
     known_new = [u for u in r.emitted_not_documented if u.known]
     new = [u for u in r.emitted_not_documented if not u.known]
-    gone = [g for g in r.documented_not_emitted if not g.known]
-    unseen = [g for g in r.documented_not_emitted if g.known]
+    timed = [t for t in r.timed_not_logged if t.documented]
     lines.append(
         f"{len(r.documented_and_emitted)} documented and logged, {len(new)} logged but undocumented "
-        f"({len(known_new)} more known), {len(gone)} documented but not logged ({len(unseen)} not visible to the scan), "
-        f"{len(r.moved)} moved"
+        f"({len(known_new)} more known), {len(r.documented_not_emitted)} documented but not logged, "
+        f"{len(timed)} documented but timed in a process that never logs its timers, "
+        f"{len(r.not_visible)} not visible to the scan, {len(r.moved)} moved; "
+        f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys"
     )
     for u in new:
         lines.append(f"undocumented: {inert(u.key)}  ({inert(u.path)}:{u.line} {inert(u.symbol)}, {u.form})")
-    for g in gone:
+    for g in r.documented_not_emitted:
         lines.append(f"not logged:   {inert(g.key)}")
+    for t in r.timed_not_logged:
+        where = ", ".join(t.runs_in) or "no process found"
+        lines.append(f"timed only:   {inert(t.key)}  ({inert(t.path)}:{t.line}, runs in {inert(where)})")
+    for k in r.visible_after_all:
+        lines.append(f"visible:      {inert(k)}  (ranges/coverage.yaml calls it not visible)")
     for m in r.moved:
         lines.append(f"moved:        {inert(m.key)}  {inert(m.path)} {inert(m.symbol or '')}: {m.reason}")
     for u in known_new:
         lines.append(f"known:        {inert(u.key)}  ({inert(u.known or '')})")
+    for n in r.not_visible:
+        lines.append(f"not visible:  {inert(n.key)}  ({inert(n.reason)})")
     return "\n".join(lines)
 
 
@@ -76,7 +88,22 @@ def findings(r: Result) -> list[Finding]:
     out += [
         Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it", code=codes.NO_LONGER_LOGGED)
         for g in r.documented_not_emitted
-        if not g.known
+    ]
+    out += [
+        Finding(
+            t.path,
+            t.line,
+            1,
+            f"{t.key} is documented in {CATALOG} but only timed here, in "
+            f"{', '.join(t.runs_in) or 'no process found'}, which never logs its timers",
+            code=codes.NO_LONGER_LOGGED,
+        )
+        for t in r.timed_not_logged
+        if t.documented
+    ]
+    out += [
+        Finding(COVERAGE, 1, 1, f"{k} is listed as not visible, but the scan sees it", code=codes.COVERAGE_CONTRADICTS)
+        for k in r.visible_after_all
     ]
     out += [
         Finding(CATALOG, 1, 1, f"{m.key}: {m.path} {m.symbol or ''}: {m.reason}", code=codes.ORIGIN_MOVED)
@@ -101,8 +128,9 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
     """Scan a Miles checkout for the keys it logs and compare them with the catalog.
 
     Lists keys documented and logged, logged but not documented, documented but no longer
-    logged, and catalog origins whose file or function moved. ranges/coverage.yaml names the
-    keys known to stand apart, with why. Exit 0 when nothing is undocumented, gone or moved;
+    logged, timed in a process that never logs its timers, not visible to the scan, and catalog
+    origins whose file or function moved. ranges/coverage.yaml names the keys known to stand
+    apart, with why. Exit 0 when nothing is undocumented, gone, timed only, stale or moved;
     1 otherwise; 2 on a bad path or source.
     """
     try:
