@@ -9,6 +9,7 @@ from conftest import run_cli, write_project
 from metrics_manual.coverage.scan import scan
 from miles_tree import NS, tree
 
+
 def logged(root: Path) -> dict[str, str]:
     return {k: v[0].form for k, v in scan(root, NS).keys().items()}
 

@@ -64,7 +64,7 @@ def as_text(r: Result) -> str:
     for g in r.documented_not_emitted:
         lines.append(f"not logged:   {inert(g.key)}")
     for t in r.timed_not_logged:
-        where = ", ".join(t.runs_in) or "no process found"
+        where = ", ".join(t.runs_in) or "no process the scan found"
         lines.append(f"timed only:   {inert(t.key)}  ({inert(t.path)}:{t.line}, runs in {inert(where)})")
     for k in r.visible_after_all:
         lines.append(f"visible:      {inert(k)}  (ranges/coverage.yaml calls it not visible)")
@@ -95,7 +95,7 @@ def findings(r: Result) -> list[Finding]:
             t.line,
             1,
             f"{t.key} is documented in {CATALOG} but only timed here, in "
-            f"{', '.join(t.runs_in) or 'no process found'}, which never logs its timers",
+            f"{', '.join(t.runs_in) or 'no process the scan found'}, which never logs its timers",
             code=codes.NO_LONGER_LOGGED,
         )
         for t in r.timed_not_logged

@@ -14,7 +14,7 @@ logged. The model, kept simple and explicit:
   parameter of its methods, and those `self.role` is compared with) is one process per role; in a role, the
   branch of `if self.role == "critic":` (or of `if role == ...` on a method's `role` parameter) that the role
   does not take never runs.
-- Every module-level function is also an entry, of a process of its own (a script's, or its caller's).
+- A module-level function that reaches a flush is also an entry, of a process of its own (a script's).
 - From its entries a process runs what their calls reach in the same process: `f(...)` (a function of the
   module or an imported one; a class: its `__init__`), a local bound to named functions (`f = g; f(...)`),
   `self.m(...)` (the class and its bases), `self.attr.m(...)` (the classes assigned to `self.attr`),
@@ -340,6 +340,34 @@ class _Model:
                         ]
         return list(dict.fromkeys(found))
 
+    def flushing_functions(self) -> list[FunctionNode]:
+        """The module-level functions that reach a flush (one walk of the call graph, then back from the flushes)."""
+        tops = [(fn, None) for mod in self.mods.values() for fn in mod.functions.values()]
+        callers: dict[tuple[FunctionNode, _Cls | None], list[tuple[FunctionNode, _Cls | None]]] = {}
+        seen: set[tuple[FunctionNode, _Cls | None]] = set()
+        flushing: list[tuple[FunctionNode, _Cls | None]] = []
+        todo: list[tuple[FunctionNode, _Cls | None]] = list(tops)
+        while todo:
+            state = todo.pop()
+            if state in seen:
+                continue
+            seen.add(state)
+            fn = self.fns[state[0]]
+            b = self.body(fn, None)
+            if b.flushes:
+                flushing.append(state)
+            for call in b.calls:
+                for callee, cls in self.callees(fn, call, state[1]):
+                    callers.setdefault((callee.node, cls), []).append(state)
+                    todo.append((callee.node, cls))
+        reach = set(flushing)
+        while flushing:
+            for caller in callers.get(flushing.pop(), []):
+                if caller not in reach:
+                    reach.add(caller)
+                    flushing.append(caller)
+        return [fn for fn, cls in tops if (fn, cls) in reach]
+
     def run_process(self, entries: list[tuple[_Fn, _Cls | None]], role: str | None, proc: _Cls | None) -> _Body:
         """Everything a process runs from its entries: the union of the bodies it reaches."""
         total = _Body()
@@ -456,10 +484,9 @@ def process_model(modules: Iterable[tuple[str, str, ast.Module]]) -> ProcessMode
                 if role is not None:
                     out.roles.append(role)
                     out.loss_types.setdefault(role, set()).update(b.loss_types)
-        for fn in mod.functions.values():
-            b = m.run_process([(m.fns[fn], None)], None, None)
-            if b.sites:
-                runs.append((Process(f"{mod.dotted}.{fn.name}()", None, b.flushes), b.sites))
+    for fn in m.flushing_functions():
+        b = m.run_process([(m.fns[fn], None)], None, None)
+        runs.append((Process(f"{m.fns[fn].mod.dotted}.{fn.name}()", None, True), b.sites))
     out.roles = list(dict.fromkeys(out.roles))
     for proc, sites in runs:
         out.processes.append(proc)
