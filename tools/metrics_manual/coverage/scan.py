@@ -607,8 +607,9 @@ class _Scanner:
                         self.selected_by.setdefault(stmt.value.id, set()).add(p.value.value)
 
     def _role_tag(self, fn: _Func, values: list[ast.expr]) -> dict[str, str]:
-        """A local computed from the role alone, evaluated for each role of the process model."""
-        if len(values) != 1 or not any(isinstance(n, ast.Name) and n.id == "role" for n in ast.walk(values[0])):
+        """A local chosen by the role (`role_tag = "" if role == "actor" else f"{role}-"`), for each role."""
+        test = values[0].test if len(values) == 1 and isinstance(values[0], ast.IfExp) else None
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "role"):
             return {}
         default = fn.defaults.get("role")
         roles = self.processes.roles or (
