@@ -664,10 +664,15 @@ def test_code_paths_link_to_the_catalog_commit(reads, manual) -> None:
             if metric.origin is None or not code.url:
                 assert links == [], metric.key
                 continue
-            # Where the value is computed, then where its key is named when that is elsewhere.
-            paths = [metric.origin.path] + ([metric.origin.named_at.path] if metric.origin.named_at else [])
+            # Where the value is computed, then where its key is named when that is elsewhere; a place with
+            # evidence links to its line.
+            places = [metric.origin, *([metric.origin.named_at] if metric.origin.named_at else [])]
             blob = f"{code.url.rstrip('/')}/blob/{code.commit}/"
-            assert links == [[blob + urllib.parse.quote(p, safe="/"), p] for p in paths], metric.key
+            want = [
+                [blob + urllib.parse.quote(p.path, safe="/") + (f"#L{p.line}" if p.line else ""), p.path]
+                for p in places
+            ]
+            assert links == want, metric.key
 
 
 # --- drawings ------------------------------------------------------------------------------
