@@ -135,3 +135,45 @@ sections:
     assert timed["perf/eval_rollout_time"]["documented"] is False
     github = run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "github").stdout
     assert "perf/critic_train_time is documented" in github and "never logs its timers" in github
+
+
+def test_a_key_marked_not_logged_passes_when_only_timed_and_fails_when_logged(tmp_path: Path) -> None:
+    catalog = """\
+title: Metrics
+code: {repository: radixark/miles, branch: main, commit: 0123abcd}
+step_keys: {perf: rollout/step}
+sections:
+  - id: time
+    title: Time
+    metrics:
+      - key: perf/critic_train_time
+        meaning: the critic's train block
+        not_logged: the critic's process never flushes its timers
+      - key: perf/eval_rollout_time
+        meaning: the eval rollout
+        not_logged: the rollout manager never flushes its timers
+      - key: perf/eval_time
+        meaning: gone from the code
+        not_logged: no timer of that name
+"""
+    project = write_project(tmp_path / "p", catalog=catalog, profiles={})
+    miles = tree(tmp_path / "miles", TRAINER)
+    out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json").stdout)
+    assert {t["key"]: t["marked"] for t in out["timed_not_logged"]} == {
+        "perf/critic_train_time": True,
+        "perf/eval_rollout_time": True,
+    }
+    assert [n["key"] for n in out["not_logged"]] == [
+        "perf/critic_train_time",
+        "perf/eval_rollout_time",
+        "perf/eval_time",
+    ]
+    assert out["documented_not_emitted"] == [] and out["documented_and_emitted"] == []
+    github = run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "github").stdout
+    assert "perf/critic_train_time" not in github and "perf/eval_time" not in github  # the tree's other timers remain
+    logged_after_all = catalog.replace("perf/eval_time", "perf/actor_train_time")
+    project = write_project(tmp_path / "p2", catalog=logged_after_all, profiles={})
+    out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json").stdout)
+    assert [b["key"] for b in out["marked_but_logged"]] == ["perf/actor_train_time"]
+    github = run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "github").stdout
+    assert "perf/actor_train_time is logged here, but ranges/catalog.yaml marks it not logged" in github

@@ -38,6 +38,8 @@ def as_json(r: Result) -> str:
             "documented_not_emitted": [asdict(g) for g in r.documented_not_emitted],
             "timed_not_logged": [asdict(t) for t in r.timed_not_logged],
             "not_visible": [asdict(n) for n in r.not_visible],
+            "not_logged": [asdict(n) for n in r.not_logged],
+            "marked_but_logged": [asdict(n) for n in r.marked_but_logged],
             "visible_after_all": r.visible_after_all,
             "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
             "moved": [asdict(m) for m in r.moved],
@@ -51,12 +53,12 @@ def as_text(r: Result) -> str:
     lines = [f"Miles {r.commit or '(commit unknown)'}; the catalog reads Miles at {r.catalog_commit}"]
     known_new = [u for u in r.emitted_not_documented if u.known]
     new = [u for u in r.emitted_not_documented if not u.known]
-    timed = [t for t in r.timed_not_logged if t.documented]
+    timed = [t for t in r.timed_not_logged if t.documented and not t.marked]
     lines.append(
         f"{len(r.documented_and_emitted)} documented and logged, {len(new)} logged but undocumented "
         f"({len(known_new)} more known), {len(r.documented_not_emitted)} documented but not logged, "
         f"{len(timed)} documented but timed in a process that never logs its timers, "
-        f"{len(r.not_visible)} not visible to the scan, {len(r.moved)} moved; "
+        f"{len(r.not_logged)} marked not logged, {len(r.not_visible)} not visible to the scan, {len(r.moved)} moved; "
         f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys"
     )
     for u in new:
@@ -66,6 +68,10 @@ def as_text(r: Result) -> str:
     for t in r.timed_not_logged:
         where = ", ".join(t.runs_in) or "no process the scan found"
         lines.append(f"timed only:   {inert(t.key)}  ({inert(t.path)}:{t.line}, runs in {inert(where)})")
+    for n in r.not_logged:
+        lines.append(f"marked:       {inert(n.key)}  (not logged: {inert(n.reason)})")
+    for b in r.marked_but_logged:
+        lines.append(f"logged:       {inert(b.key)}  ({inert(b.path)}:{b.line}; the catalog says it is not logged)")
     for k in r.visible_after_all:
         lines.append(f"visible:      {inert(k)}  (ranges/coverage.yaml calls it not visible)")
     for m in r.moved:
@@ -99,7 +105,17 @@ def findings(r: Result) -> list[Finding]:
             code=codes.NO_LONGER_LOGGED,
         )
         for t in r.timed_not_logged
-        if t.documented
+        if t.documented and not t.marked
+    ]
+    out += [
+        Finding(
+            b.path,
+            b.line,
+            1,
+            f"{b.key} is logged here, but {CATALOG} marks it not logged",
+            code=codes.UNDOCUMENTED_KEY,
+        )
+        for b in r.marked_but_logged
     ]
     out += [
         Finding(COVERAGE, 1, 1, f"{k} is listed as not visible, but the scan sees it", code=codes.COVERAGE_CONTRADICTS)

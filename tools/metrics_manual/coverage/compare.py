@@ -41,6 +41,25 @@ class Timed:
     symbol: str
     runs_in: tuple[str, ...]  # the processes that run the timer (none flushes); empty: none found
     documented: bool
+    marked: bool  # the catalog says so (`not_logged`)
+
+
+@dataclass(frozen=True)
+class NotLogged:
+    """A documented key the catalog marks `not_logged`, which the scan finds logged by no process."""
+
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class MarkedButLogged:
+    """A documented key the catalog marks `not_logged`, which a process logs after all."""
+
+    key: str
+    path: str
+    line: int
+    symbol: str
 
 
 @dataclass(frozen=True)
@@ -68,6 +87,8 @@ class Result:
     documented_not_emitted: list[Gone] = field(default_factory=list)
     timed_not_logged: list[Timed] = field(default_factory=list)
     not_visible: list[NotVisible] = field(default_factory=list)
+    not_logged: list[NotLogged] = field(default_factory=list)
+    marked_but_logged: list[MarkedButLogged] = field(default_factory=list)
     # ranges/coverage.yaml calls these invisible, but the scan sees them: the entry is stale
     visible_after_all: list[str] = field(default_factory=list)
     moved: list[Moved] = field(default_factory=list)
@@ -81,7 +102,8 @@ class Result:
         return (
             any(u.known is None for u in self.emitted_not_documented)
             or bool(self.documented_not_emitted)
-            or any(t.documented for t in self.timed_not_logged)
+            or any(t.documented and not t.marked for t in self.timed_not_logged)
+            or bool(self.marked_but_logged)
             or bool(self.visible_after_all)
             or bool(self.moved)
         )
@@ -117,12 +139,17 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         out.emitted_not_documented.append(Undocumented(key, first.path, first.line, first.symbol, first.form, reason))
     logged = [e for v in emitted.values() for e in v]
     unflushed = [e for v in timed.values() for e in v]
-    for doc, _ in docs:
+    for doc, m in docs:
         seen = any(_covers(doc, e) for e in logged)
         only_timed = not seen and any(_covers(doc, e) for e in unflushed)
         reason = _known(doc, known.not_visible)
-        if seen:
+        if seen and m.not_logged:
+            e = next(e for e in logged if _covers(doc, e))
+            out.marked_but_logged.append(MarkedButLogged(doc, e.path, e.line, e.symbol))
+        elif seen:
             out.documented_and_emitted.append(doc)
+        elif m.not_logged:
+            out.not_logged.append(NotLogged(doc, m.not_logged))
         elif reason is not None and not only_timed:
             out.not_visible.append(NotVisible(doc, reason))
         elif not only_timed:
@@ -132,11 +159,12 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         if not is_pattern(doc) and doc not in steps:
             out.concrete += 1
             out.concrete_seen += seen or only_timed
-    documented = {k for k in timed if any(overlap(d, k) for d, _ in docs)}
     for key, where in sorted(timed.items()):
         first = where[0]
         runs = tuple(dict.fromkeys(p for e in where for p in e.runs_in))
-        out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, key in documented))
+        entries = [m for d, m in docs if overlap(d, key)]
+        marked = bool(entries) and all(m.not_logged for m in entries)
+        out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, bool(entries), marked))
     out.moved = moved(catalog, scan, root)
     return out
 
