@@ -446,8 +446,8 @@ def _load(root: Path, *, fast: bool) -> Manual:
     jobs = [(root / CATALOG, CATALOG), *((file, f"{PROFILES}/{file.name}") for file in files)]
     if (root / COVERAGE).exists():
         jobs.append((root / COVERAGE, COVERAGE))
-    # Read in order (in worker processes when the source is large): each is validated as it comes.
-    read = read_documents(jobs, fast=fast)  # a large source: the workers start reading now
+    # Read in order: each is validated as it comes.
+    read = read_documents(jobs, fast=fast)
     from metrics_manual.model.schema import Catalog, Coverage, Profile
 
     cat_doc, found = next(read)
