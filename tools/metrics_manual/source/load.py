@@ -20,8 +20,7 @@ from metrics_manual.model.keys import overlap
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
-# pydantic and the model are imported where they are used: `_load` starts the worker processes
-# that read a large source first, and imports them (0.1 s) while the workers read.
+# pydantic and the model (0.1 s to import) are imported where they are used: importing this module stays cheap.
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
