@@ -38,6 +38,7 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
             return
         if own_step is not None:
             out.put_step(own_key, own_step)
+    steps: dict[str, int] = {}  # each step key's step, read once a record (not once a value)
     for key in out.kept(metrics):
         value = metrics[key]
         sk = out.step_key(key)
@@ -45,21 +46,25 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
             if key in step_key_set and (step := as_step(value)) is not None:
                 out.put_step(key, step)
             continue
-        raw = metrics[sk] if sk in metrics else own_raw if own_key == sk else None
-        step = as_step(raw)
+        step = steps.get(sk)
         if step is None:
-            if raw is not None:
-                out.problem(rel, n, not_a_step(sk, raw), code=codes.NOT_A_STEP)
-                break
-            if key not in missing_step:
-                missing_step.add(key)
-                other = own_key if isinstance(own_key, str) and own_key != sk else None
-                other = other or next((k for k in metrics if k in step_key_set and k != sk), None)
-                why = out.without_step(key, f"its step key {sk}", other)
-                out.problem(rel, n, why, code=codes.MISSING_STEP, severity="warning")
-            continue
-        v = number(value)
-        if v is None:
+            raw = metrics[sk] if sk in metrics else own_raw if own_key == sk else None
+            step = as_step(raw)
+            if step is None:
+                if raw is not None:
+                    out.problem(rel, n, not_a_step(sk, raw), code=codes.NOT_A_STEP)
+                    break
+                if key not in missing_step:
+                    missing_step.add(key)
+                    other = own_key if isinstance(own_key, str) and own_key != sk else None
+                    other = other or next((k for k in metrics if k in step_key_set and k != sk), None)
+                    why = out.without_step(key, f"its step key {sk}", other)
+                    out.problem(rel, n, why, code=codes.MISSING_STEP, severity="warning")
+                continue
+            steps[sk] = step
+        if type(value) is float:  # the usual value, as `number` reads it
+            out.put(key, step, value)
+        elif (v := number(value)) is None:
             out.put_invalid(key, step, value, line=n)
         else:
             out.put(key, step, v)

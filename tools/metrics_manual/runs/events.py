@@ -66,7 +66,9 @@ def metric(event: dict[str, Any], n: int, rel: str, out: Collector, missing_step
                 why = out.without_step(key, f"its step key {sk}", other)
                 out.problem(rel, n, why, code=codes.MISSING_STEP, severity="warning")
             continue
-        if value is None:
+        if type(value) is float:  # the usual value, as `number` reads it
+            out.put(key, step, value, attempt)
+        elif value is None:
             out.put(key, step, math.nan, attempt)  # pydantic's NaN / Infinity
         elif (v := number(value)) is None:
             out.put_invalid(key, step, value, attempt, line=n)

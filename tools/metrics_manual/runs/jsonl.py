@@ -20,6 +20,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,10 @@ try:
 except ImportError:  # pragma: no cover - pinned; without it json.loads reads every line
     _orjson = None  # type: ignore[assignment]
 
-_TOKENS = ((b"-Infinity", b'"~-"'), (b"Infinity", b'"~+"'), (b"NaN", b'"~"'))  # -Infinity before Infinity
-_SPELLED: dict[Any, Any] = {"~": math.nan, "~+": math.inf, "~-": -math.inf}
-_READ_BACK: Callable[[Any, Any], Any] = _SPELLED.get
-_SCALARS = {str, int, float, bool, type(None)}
-_IS_FLOAT = float.__instancecheck__
-BIG = 2.0**63  # a float this large may be an integer orjson read beyond 64 bits
+_SPELLED: dict[Any, Any] = {"~": math.nan, "~+": math.inf, "~-": -math.inf}  # NaN, Infinity, -Infinity
+_FIRST = itemgetter(slice(0, 1))
+_VALUE_ENDS = {b",", b"}", b"]"}
+BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float (json.loads: an int): this large or more
 NOT_EXACT: Any = object()  # what by_orjson returns for a line json.loads must read
 
 
@@ -53,7 +52,8 @@ def by_orjson(line: bytes) -> Any:
     if _orjson is None or (spelled := _spelled(line)) is None:
         return NOT_EXACT
     try:
-        return _exact(_orjson.loads(spelled), spelled is not line)
+        value = _orjson.loads(spelled)
+        return value if _exact(value, spelled is not line) else NOT_EXACT
     except (_orjson.JSONDecodeError, RecursionError):
         return NOT_EXACT
 
@@ -61,48 +61,39 @@ def by_orjson(line: bytes) -> Any:
 def _spelled(line: bytes) -> bytes | None:
     """The line with each bare token as a string holding `~` (the line itself when it has none);
     None when that would not be exact (see the module's docstring)."""
-    if b"NaN" not in line and b"Infinity" not in line:
+    nans = line.split(b"NaN")
+    inf = b"Infinity" in line
+    if len(nans) == 1 and not inf:
         return line
-    if b"~" in line or b"\\" in line:
+    if b"~" in line or b"\\" in line or not set(map(_FIRST, nans[1:])) <= _VALUE_ENDS:
         return None
-    for token in (b"NaN", b"Infinity"):  # each token (-Infinity's too) followed by `,`, `}` or `]`
-        if line.count(token) != sum(line.count(token + end) for end in (b",", b"}", b"]")):
+    line = b'"~"'.join(nans)
+    if inf:
+        parts = line.split(b"Infinity")
+        if not set(map(_FIRST, parts[1:])) <= _VALUE_ENDS:
             return None
-    for token, spelling in _TOKENS:
-        line = line.replace(token, spelling)
+        for i, part in enumerate(parts[:-1]):
+            parts[i] = part[:-1] + b'"~-' if part.endswith(b"-") else part + b'"~+'
+        line = b'"'.join(parts)
     return line
 
 
-def _exact(value: Any, spelled: bool) -> Any:
-    """What orjson read, with spelled tokens read back as floats; NOT_EXACT where it may differ from
-    json.loads (a float of 2^63 or more)."""
-    kind = type(value)
-    if kind is dict:
-        items = list(value.values())
-    elif kind is list:
-        items = value
-    elif kind is float:
-        return value if abs(value) < BIG else NOT_EXACT
-    else:
-        return _READ_BACK(value, value) if spelled and kind is str else value
-    types = set(map(type, items))
-    if float in types and not max(map(abs, filter(_IS_FLOAT, items))) < BIG:
-        return NOT_EXACT
-    if types <= _SCALARS:  # at C speed: a record's values are numbers
-        if not (spelled and str in types):
-            return value
-        read = list(map(_READ_BACK, items, items))
-    else:
-        read = []
-        for item in items:
-            if type(item) in (dict, list):
-                item = _exact(item, spelled)
-                if item is NOT_EXACT:
-                    return NOT_EXACT
-            elif spelled and type(item) is str:
-                item = _READ_BACK(item, item)
-            read.append(item)
-    return dict(zip(value, read)) if kind is dict else read
+def _exact(value: Any, spelled: bool) -> bool:
+    """Whether orjson read the value as json.loads does (no float of 2^63 or more: it may be an integer
+    beyond 64 bits); `spelled`: each spelled token is read back as its float, in place."""
+    if type(value) is not dict and type(value) is not list:
+        return type(value) is not float or -BIG < value < BIG
+    for k, v in value.items() if type(value) is dict else enumerate(value):
+        kind = type(v)
+        if kind is float:
+            if not -BIG < v < BIG:
+                return False
+        elif kind is str:
+            if spelled and v in _SPELLED:
+                value[k] = _SPELLED[v]
+        elif (kind is dict or kind is list) and not _exact(v, spelled):
+            return False
+    return True
 
 
 # --- a file's records, with their findings ---------------------------------------------------
@@ -138,8 +129,11 @@ def records(
 def _record(line: bytes, n: int, rel: str, out: Collector, ended: bool) -> Any:
     """The record of line `n` (`ended`: a newline ends it), or None when the line is blank or gives a
     finding (made here)."""
+    record = by_orjson(line)  # orjson never returns a lone surrogate
+    if record is not NOT_EXACT:
+        return record
     try:
-        record = loads(line)
+        record = json.loads(line)
     except RecursionError:
         out.problem(rel, n, TOO_DEEP, code=codes.CORRUPT_LINE)
         return None
