@@ -514,8 +514,8 @@ FILE_NAME_NOT_UTF8 = _code(
 STEPS_NOT_LOGGED = _code(
     "MM514",
     "steps-not-logged",
-    "A step key the run counts step by step (two steps of it logged in a row) has no record at steps between "
-    "its first and its last (a deleted, lost or unreadable record). The run went through them: every "
+    "A step key the run counts step by step (train/step, or two steps of it logged in a row) has no record at steps "
+    "between its first and its last (a deleted, lost or unreadable record). The run went through them: every "
     "expectation covering them is an error there (a warning). Past ten times the steps the run logged they "
     "are not filled in: an error of the run.",
     "Give the file that holds those steps, exclude them (--exclude-steps) if the run is known to lack them, or "
