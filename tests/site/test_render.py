@@ -458,7 +458,9 @@ def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
 def test_read_back_of_a_key_no_process_logs(tmp_path: Path) -> None:
     family = "        meaning: how large the weights are\n"
     assert family in TINY_CATALOG
-    catalog = TINY_CATALOG.replace(family, family + "        not_logged: the weights are timed in a process that never logs\n")
+    catalog = TINY_CATALOG.replace(
+        family, family + "        not_logged: the weights are timed in a process that never logs\n"
+    )
     manual, files = generate(write_project(tmp_path / "p", catalog))
     entry = files[TRAINING].split("{#m-train-weight ", 1)[1]
     assert "Not logged at this commit" in entry and "no range" not in entry
