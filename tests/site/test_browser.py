@@ -23,7 +23,7 @@ from browser_helpers import served
 from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.formats import EXPORT_FORMATS
 from metrics_manual.model.phrase import describe, plain
-from metrics_manual.model.schema import metric_anchor
+from metrics_manual.model.schema import Metric, metric_anchor
 from metrics_manual.source.load import Manual, load_manual
 from site_helpers import mkdocs_build
 
@@ -171,10 +171,17 @@ def page(browser, site):
     _done(page, base)
 
 
+def no_range(metric: Metric) -> str:
+    """What a table cell says for a profile without a range of the metric."""
+    return "not logged" if metric.not_logged else "no range"
+
+
 def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
-    """(range phrase, profile title) of every line a metric's entry shows."""
+    """(range phrase, profile title) of every line a metric's entry shows (none for a key no process logs)."""
     metric = manual.metrics[key]
-    out = []
+    out: list[tuple[str, str]] = []
+    if metric.not_logged:
+        return out
     for p in manual.profiles:
         exps = p.expectations.get(key, [])
         out += [(describe(e, metric.unit), plain(p.title)) for e in exps] or [("no range", plain(p.title))]
@@ -664,10 +671,14 @@ def test_code_paths_link_to_the_catalog_commit(reads, manual) -> None:
             if metric.origin is None or not code.url:
                 assert links == [], metric.key
                 continue
-            # Where the value is computed, then where its key is named when that is elsewhere.
-            paths = [metric.origin.path] + ([metric.origin.named_at.path] if metric.origin.named_at else [])
+            # Where the value is computed, then where its key is named when that is elsewhere; a place with
+            # evidence links to its line.
+            places = [metric.origin] + ([metric.origin.named_at] if metric.origin.named_at else [])
             blob = f"{code.url.rstrip('/')}/blob/{code.commit}/"
-            assert links == [[blob + urllib.parse.quote(p, safe="/"), p] for p in paths], metric.key
+            assert links == [
+                [blob + urllib.parse.quote(o.path, safe="/") + (f"#L{o.line}" if o.line else ""), o.path]
+                for o in places
+            ], metric.key
 
 
 # --- drawings ------------------------------------------------------------------------------
@@ -771,7 +782,7 @@ def _rows_say_their_ranges(rows: list[list[str]], manual: Manual, metrics) -> No
         assert row[0].startswith(plain(metric.label) if metric.members else key)
         assert row[1] == plain(metric.unit or "")
         for cell, p in zip(row[2:], manual.profiles):
-            said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or ["no range"]
+            said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or [no_range(metric)]
             assert cell == " ".join(said), (key, p.id)
 
 
@@ -795,7 +806,7 @@ def test_each_profile_page_has_the_table_of_its_own_ranges(reads, manual) -> Non
         rows = reads["desktop"][f"profiles/{p.id}/"]["table"]
         assert len(rows) == len(manual.metrics)
         for row, (key, metric) in zip(rows, manual.metrics.items()):
-            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or "no range"
+            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or no_range(metric)
             assert row[2].startswith(said), (p.id, key, row)
 
 
