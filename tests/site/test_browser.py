@@ -673,12 +673,13 @@ def test_code_paths_link_to_the_catalog_commit(reads, manual) -> None:
                 continue
             # Where the value is computed, then where its key is named when that is elsewhere; a place with
             # evidence links to its line.
-            places = [metric.origin] + ([metric.origin.named_at] if metric.origin.named_at else [])
+            places = [metric.origin, *([metric.origin.named_at] if metric.origin.named_at else [])]
             blob = f"{code.url.rstrip('/')}/blob/{code.commit}/"
-            assert links == [
-                [blob + urllib.parse.quote(o.path, safe="/") + (f"#L{o.line}" if o.line else ""), o.path]
-                for o in places
-            ], metric.key
+            want = [
+                [blob + urllib.parse.quote(p.path, safe="/") + (f"#L{p.line}" if p.line else ""), p.path]
+                for p in places
+            ]
+            assert links == want, metric.key
 
 
 # --- drawings ------------------------------------------------------------------------------
