@@ -11,12 +11,14 @@ from pathlib import Path
 import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, find_root, root_option
+from metrics_manual.coverage import evidence
 from metrics_manual.coverage.compare import Result, compare
 from metrics_manual.coverage.scan import python_files, scan
 from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.diagnostics.finding import Finding, ManualError, errors
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.source.load import CATALOG, load_manual
+from metrics_manual.source.reader import read_document
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -28,7 +30,7 @@ def inert(text: str) -> str:
     )
 
 
-def as_json(r: Result) -> str:
+def as_json(r: Result, checked: dict[str, object]) -> str:
     return json.dumps(
         {
             "commit": r.commit,
@@ -37,6 +39,7 @@ def as_json(r: Result) -> str:
             "emitted_not_documented": [asdict(u) for u in r.emitted_not_documented],
             "documented_not_emitted": [asdict(g) for g in r.documented_not_emitted],
             "moved": [asdict(m) for m in r.moved],
+            "evidence": checked,
         },
         indent=2,
         ensure_ascii=True,
@@ -63,6 +66,16 @@ def as_text(r: Result) -> str:
     for u in known_new:
         lines.append(f"known:        {inert(u.key)}  ({inert(u.known or '')})")
     return "\n".join(lines)
+
+
+def evidence_text(v: evidence.Verification, found: list[Finding]) -> str:
+    """The evidence's counts, then each finding (a warning for a place without evidence)."""
+    at = "at the catalog's commit" if v.at_commit else f"at {v.commit[:12]}" if v.commit else "at an unknown commit"
+    head = (
+        f"evidence: {len(v.verified)} of {len(v.checked)} origins and named_at verified {at}, "
+        f"{len(v.without_evidence)} without evidence, {len(errors(found))} problem(s)"
+    )
+    return "\n".join([head, *(inert(str(f)) for f in found)])
 
 
 def findings(r: Result) -> list[Finding]:
@@ -102,11 +115,15 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
 
     Lists keys documented and logged, logged but not documented, documented but no longer
     logged, and catalog origins whose file or function moved. ranges/coverage.yaml names the
-    keys known to stand apart, with why. Exit 0 when nothing is undocumented, gone or moved;
-    1 otherwise; 2 on a bad path or source.
+    keys known to stand apart, with why. Then holds each origin's and named_at's evidence
+    against the checkout (the file, the symbol, the evidence line at its line, the checkout at
+    the catalog's commit), each miss a finding at the catalog field to correct; a place without
+    evidence is a warning. Exit 0 when nothing is undocumented, gone or moved and all evidence
+    holds; 1 otherwise; 2 on a bad path or source.
     """
     try:
-        manual = load_manual(find_root(root))
+        project = find_root(root)
+        manual = load_manual(project)
     except ManualError as err:
         fail(err, fmt)
     path = Path(miles)
@@ -114,10 +131,14 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
         click.echo(f"{inert(miles)}:1:1: error: not a Miles checkout: no folder with Python files", err=True)
         sys.exit(EXIT_INPUT)
     result = compare(manual.catalog, manual.coverage, scan(path, frozenset(manual.catalog.step_keys)), path)
+    # The evidence of each origin and named_at, its findings placed at the catalog's fields.
+    checked = evidence.verify(manual.catalog, path)
+    catalog_doc, _ = read_document(project / CATALOG, CATALOG)
+    found = evidence.findings(checked, catalog_doc)
     if fmt == "json":
-        click.echo(as_json(result))
+        click.echo(as_json(result, evidence.as_dict(checked, catalog_doc)))
     elif fmt == "github":
-        click.echo(report(findings(result), "github"))
+        click.echo(report(findings(result) + found, "github"))
     else:
-        click.echo(as_text(result))
-    sys.exit(EXIT_DRIFT if result.failing else 0)
+        click.echo(as_text(result) + "\n" + evidence_text(checked, found))
+    sys.exit(EXIT_DRIFT if result.failing or errors(found) else 0)
