@@ -165,7 +165,8 @@ def _log_margin(lo: float, hi: float, k: float) -> tuple[float, float]:
         top = math.exp(math.log(hi) + pad)
     except OverflowError:
         top = BIGGEST
-    return math.exp(math.log(lo) - pad), min(top, BIGGEST)
+    # exp(log(x)) may come back a float beside x: never inside the values it bounds.
+    return min(math.exp(math.log(lo) - pad), lo), max(min(top, BIGGEST), hi)
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -298,7 +299,7 @@ def _clamp(lo: float, hi: float, domain: Domain) -> tuple[float, float]:
 
 def band_bounds(values: list[float], method: Method, digits: int, domain: Domain) -> tuple[float, float]:
     """A band's bounds as derive writes them: the method's envelope, kept to the domain, rounded outward."""
-    return _outward(method.envelope(values), digits, domain)
+    return _outward(method.envelope(values, domain), digits, domain)
 
 
 def _outward(envelope: tuple[float, float], digits: int, domain: Domain) -> tuple[float, float]:
