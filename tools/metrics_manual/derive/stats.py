@@ -161,6 +161,8 @@ class Method:
 def _log_margin(lo: float, hi: float, k: float) -> tuple[float, float]:
     """lo / (hi/lo)^k and hi * (hi/lo)^k, in logs: no overflow, and a floor that never reaches 0."""
     pad = k * (math.log(hi) - math.log(lo))
+    if pad == 0:
+        return lo, hi
     try:
         top = math.exp(math.log(hi) + pad)
     except OverflowError:
