@@ -334,7 +334,8 @@ def test_cli_root_and_missing_root(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr == (
         f"error: no ranges/ folder in {tmp_path.resolve()} or any folder above it; "
-        "run inside a project or pass --root DIR\n"
+        "run inside a project or pass --root DIR; outside a project, judge a run with an exported profile: "
+        "--profile FILE (as `metrics-manual export` writes it)\n"
     )
 
 
