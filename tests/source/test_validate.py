@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
+from conftest import PROJECT, REAL_TREE, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
 from metrics_manual.diagnostics.finding import SourceError
 from metrics_manual.source.load import load_manual
 
@@ -345,8 +345,9 @@ def test_missing_catalog(tmp_path: Path) -> None:
     assert kinds_of(root) == [(C, 1, 1, "MM202")]  # unreadable-file
 
 
+@REAL_TREE
 def test_real_source_is_valid() -> None:
-    manual = load_manual(REPO)
+    manual = load_manual(PROJECT)
     assert manual.profiles and manual.metrics
 
 
