@@ -323,12 +323,12 @@ def seconds(raw: Any) -> float | None:
         return None
     try:
         t = float(raw)
+    except OverflowError:
+        return None
     except ValueError:  # a text that is no number
         try:
-            when = datetime.fromisoformat(raw)
+            when = datetime.fromisoformat(str(raw))
             t = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
         except (ValueError, OverflowError, OSError):
             return None
-    except OverflowError:
-        return None
     return t if math.isfinite(t) else None

@@ -106,16 +106,19 @@ def read(path: Path, rel: str, out: Collector) -> None:
                 out.put_invalid(key, step, cell, line=n)
                 continue
             if value != value:  # NaN, or a key this call did not log: decided at the end of the file
-                nan_at[(key, step)] = None
+                if step not in out.series.get(key, ()):
+                    nan_at[(key, step)] = None
                 continue
             if math.isinf(value) and cell.strip().lower() not in _INF:
                 out.put_invalid(key, step, None, line=n, text=f"{cell[:40]} (out of float range)")
                 continue
+            if nan_at:  # a number at a step a NaN cell held: the NaN was a key another call did not log
+                nan_at.pop((key, step), None)
             out.put(key, step, value)
     for at in too_long_at:
         out.problem(rel, at, too_long_message(), code=codes.LINE_TOO_LONG)
     for key, step in nan_at:
-        if step not in out.series.get(key, ()):
+        if step not in out.series.get(key, ()):  # (a cell that is no number put its step already)
             out.put(key, step, math.nan)
     out.span(first, last)
 
