@@ -14,7 +14,7 @@ import run_forms
 from conftest import REPO, run_cli, write_project
 from judge_fixture import CATALOG, PROFILE, STEPS, clean_run, judged_profile, judged_project
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import Judgement
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RunInputError, detect, read_run
 

@@ -23,7 +23,7 @@ from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError
 from metrics_manual.disk.files import locked, symlink_on_the_way, write_real_file
 from metrics_manual.exports.formats import export_document
 from metrics_manual.exports.profile import exported_profile
-from metrics_manual.judge.rules import Result
+from metrics_manual.judge.verdict import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
 from metrics_manual.model.schema import EXPECTATION, Catalog, Expectation, Profile, ProfileExport

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.judge.report_text import ranges
-from metrics_manual.judge.rules import Judgement, Result
+from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor, unit_domain
 from metrics_manual.runs.series import Run

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from metrics_manual.diagnostics.codes import CODES
-from metrics_manual.judge.rules import Judgement, Problem, Result, Span
+from metrics_manual.judge.verdict import Judgement, Problem, Result, Span
 from metrics_manual.model.phrase import num, plain
 from metrics_manual.text import github_data, github_property, inert, xml_chars
 
