@@ -35,6 +35,7 @@ READERS: dict[str, Callable[[Path, str, Collector], None]] = {
     "tensorboard": tensorboard.read,
     "wandb-csv": wandb_csv.read,
 }
+FLOAT32_FORMS = frozenset({"tensorboard"})  # forms that store a value as float32 (a scalar's simple_value)
 # A progress bar for `total` bytes, given by the command (a terminal bar) or None: the reader only counts.
 Progress = Callable[[int], None]
 ProgressBar = Callable[[int], AbstractContextManager[Progress | None]]
@@ -194,6 +195,8 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
             out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
         except RecursionError:
             out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)
+        if form in FLOAT32_FORMS:
+            run.float32.update(out.series)  # this file's keys, before `end` hands them to the merge
         out.end()
         if form not in run.formats:
             run.formats.append(form)
