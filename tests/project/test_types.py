@@ -67,6 +67,7 @@ FLAGGED = {
     ("site/draw.py", "_outside"),
     ("site/draw.py", "_expected_mark"),
     ("judge/rules.py", "rule"),
+    ("judge/rules.py", "_covered"),
     ("derive/stats.py", "_outcome"),
     ("exports/formats.py", "why_no_alert_rule"),
     ("exports/formats.py", "_alert"),

@@ -69,7 +69,9 @@ def judge(
     *,
     rtol: float = DEFAULT_RTOL,
     exclude_steps: Iterable[int] | StepRanges = (),
+    live: bool = False,
 ) -> Judgement:
     """Every expectation of `profile` held against `run`: pass, fail or error, with the failing steps.
-    `exclude_steps`: steps, or `StepRanges([(first, last), ...])` for long ranges."""
-    return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps)
+    `exclude_steps`: steps, or `StepRanges([(first, last), ...])` for long ranges. `live`: the run may
+    still be writing, so a value missing at the last step of a step key is not judged."""
+    return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps, live=live)

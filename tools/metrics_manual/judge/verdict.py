@@ -61,6 +61,13 @@ class Result(_Out):
     condition: str | None = Field(None, description="When the expectation holds, in words.")
     tolerance: float | None = Field(None, description="median: the relative tolerance used.")
     tolerance_from: Literal["profile", "rtol"] | None = None
+    precision: Literal["float32"] | None = Field(
+        None,
+        description="float32: the values were read from a form that stores float32 (TensorBoard), so band, median "
+        "and exact compared them with their numbers rounded to float32: a value equal to a bound to float32 "
+        "precision is at the bound (a tolerance of float32's rounding, a relative 2^-24). The reason names "
+        "the values that passed only so.",
+    )
     reason: str = Field(description="What was observed, in words.")
     unit: str | None = None
     meaning: str | None = None
@@ -109,8 +116,14 @@ class RunInfo(_Out):
     excluded_steps: list[Span] = Field(default_factory=list, description="--exclude-steps, as ranges.")
     unfinished_steps: dict[str, int] = Field(
         default_factory=dict,
-        description="Step key -> its last step, unfinished because a file's last line (or TensorBoard record) is "
-        "cut: no value is missing there.",
+        description="Step key -> its last step, unfinished because the run is judged live (`live`) or a file's "
+        "last line (or TensorBoard record) is cut: a value missing there is not judged (the step may still be "
+        "being written), never missing.",
+    )
+    live: bool = Field(
+        default=False,
+        description="Judged with --live: the run may still be writing, so the last step of each step key is "
+        "unfinished. Without it the run is over: a value missing at its last step is an error.",
     )
     relogged: list[Relogged] = Field(
         default_factory=list, description="Steps logged again later in the same file (a resumed run)."
@@ -119,6 +132,15 @@ class RunInfo(_Out):
         default=0,
         description=f"About how many more keys not in the catalog the run logged, past the {KEYS_KEPT:,} listed.",
     )
+
+
+class Uncovered(_Out):
+    """Steps of a judged metric that no expectation of it covers: nothing judged them."""
+
+    metric: str
+    steps: list[Span] = Field(description=f"The steps, as ranges (the first {LISTED:,} ranges).")
+    count: int = Field(description="How many steps.")
+    of: int = Field(description="The steps the metric is judged on: those its step key reached, less excluded ones.")
 
 
 class UnknownKeys(_Out):
@@ -149,6 +171,11 @@ class Summary(_Out):
     failed: int = Field(alias="fail")
     errors: int = Field(alias="error")
     not_judged: int = Field(description="Expectations and keys not judged, the keys past those listed counted.")
+    uncovered: int = Field(default=0, description="Judged metrics with steps no expectation covers.")
+    nothing_judged: str | None = Field(
+        default=None,
+        description="Why no expectation was judged, when none was: a run where nothing is judged is no pass (exit 1).",
+    )
     problems: int = Field(
         default=0, description="Errors found while reading the run (corrupt or hostile lines): exit 2."
     )
@@ -163,6 +190,9 @@ class Judgement(_Out):
     run: RunInfo
     results: list[Result]
     not_judged: list[NotJudged]
+    uncovered: list[Uncovered] = Field(
+        default_factory=list, description="Judged metrics with steps no expectation covers, and those steps."
+    )
     unknown_keys: UnknownKeys = Field(
         default_factory=lambda: UnknownKeys(count=0),
         description="Keys the run logged that the catalog does not document (those listed also named in not_judged).",
@@ -173,9 +203,9 @@ class Judgement(_Out):
     @property
     def exit_code(self) -> int:
         """2 when the run's files did not read cleanly (bad input: the verdicts are not the whole
-        story), else 1 on any fail or error, else 0."""
+        story), else 1 on any fail or error or when nothing was judged, else 0."""
         s = self.summary
-        return 2 if s.problems else 1 if s.failed or s.errors else 0
+        return 2 if s.problems else 1 if s.failed or s.errors or s.nothing_judged else 0
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2, by_alias=True) + "\n"

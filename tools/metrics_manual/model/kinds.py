@@ -10,7 +10,7 @@ mypy error at that line, never a silent default:
                     `some_steps` (the steps a span holds at, for a chart or a gauge)
 - model/phrase.py   `describe`: the kind in words
 - site/draw.py      `_kind_words`, `_legend_key`, `_range_mark`, `_expected_mark`, `_outside`: the kind drawn
-- judge/rules.py    `rule`: the judging rule
+- judge/rules.py    `rule`: the judging rule; `_covered`: the run's first steps a span covers
 - derive/stats.py   `_outcome`: derived again, or checked
 - exports/formats.py `judge`, `_alert`: an alerting rule, or why a gauge cannot judge it
 
