@@ -13,12 +13,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import run_forms
 from conftest import run_cli
 from judge_fixture import CATALOG, judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import judged_keys
+from metrics_manual.judge.rules import _minus, _spans, judged_keys
 from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import read_run
@@ -439,6 +441,9 @@ def test_steps_no_expectation_covers_in_every_output(tmp_path: Path, project: Pa
     )
     assert case.findtext("system-out") == words and case.find("failure") is None
     assert f"::warning title=rollout/response_lengths%3A steps no expectation covers::{words}" in out["github"]
+    report = tmp_path / "r.html"
+    run_cli("judge", "--profile", "judged", str(tmp_path / "d"), "--report", str(report), cwd=project)
+    assert f"<li><code>rollout/response_lengths</code>: {words.split(': ', 1)[1]}</li>" in report.read_text("utf-8")
 
 
 def test_the_judging_page_states_the_step_rules_in_the_codes_words() -> None:
@@ -465,3 +470,11 @@ def test_a_run_starting_far_out_lists_its_missing_first_steps_up_to_a_cap(tmp_pa
     r = result(judged(written("dashboard", run, tmp_path / "d"), profile), "train/grad_norm")
     assert r.verdict == "error" and r.steps_missing == 10_000  # filled in up to the gaps' cap, as a gap is
     assert r.reason.startswith("the run's first steps are missing: steps 0-9999 and 989,995 more (the first")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 60)), st.sets(st.integers(0, 60)))
+def test_the_steps_left_uncovered_are_the_plain_difference(steps: set[int], covered: set[int]) -> None:
+    left = _minus(_spans(sorted(steps)), _spans(sorted(covered)))
+    assert [s for a, b in left for s in range(a, b + 1)] == sorted(steps - covered)
+    assert all(b + 1 < c for (_, b), (c, _) in zip(left, left[1:]))  # as few spans as can be

@@ -48,7 +48,7 @@ import struct
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress, filterfalse
+from itertools import compress
 from operator import not_, sub
 from typing import Literal, assert_never
 
@@ -475,14 +475,41 @@ def _uncovered(
     # A cover holds only steps of `steps` and others outside [first, last]: as long and inside, it is all of them.
     if any(len(c) == len(steps) and c[0] >= steps[0] and c[-1] <= steps[-1] for c in covers if c):
         return None
-    covered = set().union(*covers)
-    left = list(filterfalse(covered.__contains__, steps))
+    left = _minus(_spans(steps), _spans(sorted(set().union(*covers))))
     if not left:
         return None
-    spans = StepRanges.of(left).spans()
-    return Uncovered(
-        metric=key, steps=[Span(first=a, last=b) for a, b in spans[:LISTED]], count=len(left), of=len(steps)
-    )
+    count = sum(b - a + 1 for a, b in left)
+    return Uncovered(metric=key, steps=[Span(first=a, last=b) for a, b in left[:LISTED]], count=count, of=len(steps))
+
+
+def _spans(steps: list[int]) -> list[tuple[int, int]]:
+    """Sorted distinct steps as [first, last] runs of consecutive steps; at C speed where they are one run."""
+    if not steps:
+        return []
+    if steps[-1] - steps[0] == len(steps) - 1:
+        return [(steps[0], steps[-1])]
+    breaks = list(compress(range(1, len(steps)), map((1).__ne__, map(sub, steps[1:], steps[:-1]))))
+    starts = [0, *breaks]
+    ends = [*(i - 1 for i in breaks), len(steps) - 1]
+    return [(steps[a], steps[b]) for a, b in zip(starts, ends)]
+
+
+def _minus(spans: list[tuple[int, int]], out: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The steps of `spans` not in `out` (both sorted, disjoint), as spans."""
+    left: list[tuple[int, int]] = []
+    j = 0
+    for a, b in spans:
+        while j < len(out) and out[j][1] < a:
+            j += 1
+        k = j
+        while a <= b and k < len(out) and out[k][0] <= b:
+            if out[k][0] > a:
+                left.append((a, out[k][0] - 1))
+            a = max(a, out[k][1] + 1)
+            k += 1
+        if a <= b:
+            left.append((a, b))
+    return left
 
 
 def _reading_problems(run: Run, excluded: StepRanges, reached: _Reached) -> list[Finding]:
