@@ -134,6 +134,23 @@ COVERAGE_CONTRADICTS = _code(
     "Remove the entry from ranges/coverage.yaml, or move it to the list it belongs in.",
     "ranges/coverage.yaml:12:11: error: 'train/grad_norm' is documented in ranges/catalog.yaml",
 )
+LAB_WORDS_NOT_FOUND = _code(
+    "MM113",
+    "lab-words-not-found",
+    "A metric's `lab_vs_code` quotes lab words that are neither in its `meaning` nor in a profile's range of it.",
+    "Quote the lab's words verbatim as the metric's meaning or a profile's range in words says them "
+    "(a range reads as the page shows it: '0 at step 0, in a healthy run').",
+    "ranges/catalog.yaml:40:16: error: train/ppo_kl: the lab's words 'zero at step 0' are not in its meaning nor "
+    "in a profile's range of it; quote them verbatim",
+)
+NOT_LOGGED_WITH_RANGE = _code(
+    "MM114",
+    "not-logged-with-range",
+    "A profile gives a range to a key the catalog marks `not_logged`: no run can show it, so no range can hold.",
+    "Remove the range from the profile, or, if the key is logged after all, remove `not_logged` from the catalog.",
+    "ranges/profiles/lab.yaml:30:3: error: perf/critic_train_time is not logged at the catalog's commit "
+    "(ranges/catalog.yaml:120:21); a range for it can never hold: remove it",
+)
 
 # --- 2: the source's YAML ------------------------------------------------------------------------
 INVALID_YAML = _code(

@@ -133,6 +133,8 @@ _PLACE = {
     "Section": "a section",
     "Metric": "a metric",
     "Origin": "a metric's origin",
+    "NamedAt": "an origin's named_at",
+    "LabVsCode": "a metric's lab_vs_code",
     "CodeRepository": "the catalog's code",
     "Profile": "the top of a profile",
     "Setup": "setup",
@@ -498,6 +500,8 @@ def _load(root: Path, *, fast: bool) -> Manual:
                     )
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
+    if catalog:
+        findings += _check_audit(catalog, cat_doc, profiles)
     coverage = None
     if len(jobs) > len(files) + 1:
         cov_doc, found = next(read)
@@ -511,6 +515,52 @@ def _load(root: Path, *, fast: bool) -> Manual:
         raise SourceError(findings)
     ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
     return Manual(catalog, tuple(ordered), coverage)
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check_audit(catalog: Catalog, doc: Document, profiles: list[tuple[Profile, Document]]) -> list[Finding]:
+    """The audit's fields held against the rest of the source: a `lab` quote is the lab's own words (the
+    metric's meaning, or a profile's range of it in words), and a key no process logs has no range."""
+    from metrics_manual.model.phrase import describe
+
+    out: list[Finding] = []
+    for si, section in enumerate(catalog.sections):
+        for mi, metric in enumerate(section.metrics):
+            keys = (metric.key, *metric.members)
+            at = ("sections", si, "metrics", mi)
+            if metric.lab_vs_code:
+                said = [metric.meaning] + [
+                    describe(e, metric.unit) for p, _ in profiles for k in keys for e in p.expectations.get(k, ())
+                ]
+                texts = [_squeezed(t) for t in said]
+                for i, row in enumerate(metric.lab_vs_code):
+                    if not any(_squeezed(row.lab) in t for t in texts):
+                        out.append(
+                            doc.finding(
+                                (*at, "lab_vs_code", i, "lab"),
+                                f"{metric.key}: the lab's words {shown(row.lab)} are not in its meaning nor in a "
+                                "profile's range of it; quote them verbatim",
+                                code=codes.LAB_WORDS_NOT_FOUND,
+                            )
+                        )
+            if metric.not_logged is not None:
+                line, col = doc.where((*at, "not_logged"))
+                for profile, pdoc in profiles:
+                    for k in keys:
+                        if k in profile.expectations:
+                            out.append(
+                                pdoc.finding(
+                                    ("expectations", k),
+                                    f"{k} is not logged at the catalog's commit ({CATALOG}:{line}:{col}); "
+                                    "a range for it can never hold: remove it",
+                                    code=codes.NOT_LOGGED_WITH_RANGE,
+                                    key=True,
+                                )
+                            )
+    return out
 
 
 def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list[Finding]:
