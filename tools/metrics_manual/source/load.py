@@ -585,11 +585,11 @@ def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list
                     code=codes.COVERAGE_CONTRADICTS,
                 )
             )
-    for i, entry in enumerate(coverage.not_scanned):
+    for i, entry in enumerate(coverage.not_visible):
         if not any(overlap(d, entry.key) for d in docs):
             out.append(
                 doc.finding(
-                    ("not_scanned", i, "key"),
+                    ("not_visible", i, "key"),
                     f"{entry.key!r} is not documented in {CATALOG}",
                     code=codes.COVERAGE_CONTRADICTS,
                 )
