@@ -26,7 +26,7 @@ from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.disk.files import file_kind
 from metrics_manual.model.schema import AtStep, Exact, ProfileExport
-from metrics_manual.runs.collect import MAX_STEP
+from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import quoted, shown_path
 
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
