@@ -70,6 +70,7 @@ FLAGGED = {
     ("derive/stats.py", "_outcome"),
     ("exports/formats.py", "why_no_alert_rule"),
     ("exports/formats.py", "_alert"),
+    ("exports/formats.py", "_steps_filter"),
     ("exports/grafana.py", "drawable"),
     ("history/diff.py", "parts"),
 }
