@@ -24,6 +24,8 @@ def go_number(v: float) -> str:
     """A float64 as Prometheus prints $value (Go's shortest form)."""
     if math.isnan(v):
         return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
     return str(int(v)) if float(v).is_integer() and abs(v) < 1e21 else repr(float(v))
 
 

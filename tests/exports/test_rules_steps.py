@@ -3,6 +3,7 @@ metric's step key, which Miles sets in the same log() call (prometheus_utils.py)
 
 from __future__ import annotations
 
+import math
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -219,4 +220,35 @@ def test_a_run_that_leaves_its_range_is_caught_at_its_step(rules: tuple[Path, di
     ]
     test = {"interval": "1m", "input_series": scraped_run(values), "alert_rule_test": check}
     ran = promtool_test(promtool, rule_file, [test])
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+@pytest.mark.promtool
+def test_an_infinity_past_an_open_side_fires(tmp_path: Path) -> None:
+    """`at least 0.5` holds for any finite value above it, not for +Inf (judge calls it not a finite number)."""
+    promtool = require_tool("promtool")
+    profile = (
+        TINY_PROFILE.split("expectations:")[0]
+        + "expectations:\n  rollout/raw_reward: [{kind: band, min: 0.5}]\n  train/grad_norm: [{kind: band, max: 4.5}]\n"
+    )
+    root = write_project(tmp_path / "p", TINY_CATALOG, {"tiny": profile})
+    rule_file = tmp_path / "rules.yml"
+    assert (
+        run_cli(
+            "export", "--root", str(root), "--profile", "tiny", "--format", "prometheus", "-o", str(rule_file)
+        ).returncode
+        == 0
+    )
+    reward, grad = doc_rules(rule_file)
+    series = [
+        {"series": f'{REWARD}{{run_name="inf"}}', "values": "Inf Inf"},
+        {"series": f'{REWARD}{{run_name="big"}}', "values": "1e300 1e300"},
+        {"series": 'miles_metric_train_grad_norm{run_name="inf"}', "values": "-Inf -Inf"},
+        {"series": 'miles_metric_train_grad_norm{run_name="big"}', "values": "-1e300 -1e300"},
+    ]
+    check = [
+        {"eval_time": "1m", "alertname": reward["alert"], "exp_alerts": [fired(reward, "inf", math.inf)]},
+        {"eval_time": "1m", "alertname": grad["alert"], "exp_alerts": [fired(grad, "inf", -math.inf)]},
+    ]
+    ran = promtool_test(promtool, rule_file, [{"interval": "1m", "input_series": series, "alert_rule_test": check}])
     assert ran.returncode == 0, ran.stdout + ran.stderr
