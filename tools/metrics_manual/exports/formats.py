@@ -11,7 +11,7 @@ from typing import Any, assert_never
 
 from pydantic import BaseModel
 
-from metrics_manual.exports.names import EXPORT_FORMATS, SUFFIX
+from metrics_manual.exports.names import FILE_FORMATS, SUFFIX
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
@@ -419,7 +419,7 @@ def render_exports(manual: Manual, site_url: str | None) -> dict[str, str]:
     out: dict[str, str] = {f"{EXPORT_DIR}/profile.schema.json": schema_text(ProfileExport, "Exported profile")}
     for p in manual.profiles:
         doc = export_document(manual, p, site_url)
-        for fmt in EXPORT_FORMATS:
+        for fmt in FILE_FORMATS:
             out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt)
     return out
 

@@ -14,6 +14,7 @@ mypy error at that line, never a silent default:
 - derive/stats.py   `_outcome`: derived again, or checked
 - exports/formats.py `why_no_alert_rule`, `_alert`, `_steps_filter`: an alerting rule and the steps it
                     reads, or why no rule can judge it
+- exports/tensorboard.py `bound_lines`: the lines a TensorBoard log folder draws
 
 tests/test_kinds.py adds a toy kind to a copy of the package and holds mypy to this list.
 The CSV columns are the fields of every kind (a test holds them to it); the JSON Schemas come

@@ -1,0 +1,125 @@
+"""An export that is a folder (TensorBoard's log folder), written whole or not at all.
+
+The folder is the user's place: the export writes into a new folder or an empty one, or replaces
+an earlier export of its own, recognised by the list of files it left (MARKER) and nothing else
+beside them. It never writes through a symlink, nor into a folder that holds anything else. The
+files are written into a new folder beside the target, then renamed into place: the target is
+the old folder or the new one, never half of one. A kill in the middle leaves at most a hidden
+`.<name>.*.tmp` folder beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from metrics_manual.disk.files import WriteError, current_umask
+from metrics_manual.model.schema import ProfileExport
+from metrics_manual.text import shown_path
+
+MARKER = "metrics-manual-export.json"  # what the export wrote, so the next one may replace it
+WRITTEN_BY = "metrics-manual export"
+
+
+def folder_files(doc: ProfileExport, fmt: str) -> dict[str, bytes]:
+    """The files of the folder export `fmt` (names.FOLDER_FORMATS) of a profile, by path inside the folder."""
+    if fmt == "tensorboard":
+        from metrics_manual.exports.tensorboard import tensorboard_files
+
+        return tensorboard_files(doc)
+    raise ValueError(f"no exporter for folder format {fmt!r}")  # a folder format added to names.FORMATS needs one here
+
+
+def write_folder(target: Path, files: Mapping[str, bytes], fmt: str, profile: str) -> None:
+    """Write `files` (relative paths with `/` -> bytes) as the folder `target`; WriteError if it
+    cannot, with nothing written."""
+    target = Path(os.path.abspath(target))  # not resolved: a symlink at the target is refused, not followed
+    where = shown_path(target)
+    if not target.name:
+        raise WriteError(f"cannot write {where}: name a folder")
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise WriteError(f"cannot write {where}: {exc.strerror}") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise WriteError(f"cannot write {where}: it is a symlink; the export writes only into a real folder")
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise WriteError(f"cannot write {where}: it is not a folder")
+    replaces = st is not None and bool(os.listdir(target))
+    if replaces:
+        if why := not_an_export(target):
+            raise WriteError(f"cannot write {where}: {why}; nothing was written")
+    marker = {"written_by": WRITTEN_BY, "format": fmt, "profile": profile, "files": sorted(files)}
+    mode = 0o777 & ~current_umask()
+    try:
+        staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    except OSError as exc:
+        raise WriteError(f"cannot write {where}: {exc.strerror}; nothing was written") from None
+    aside: Path | None = None
+    try:
+        os.chmod(staged, mode)
+        for rel, data in sorted({**files, MARKER: (json.dumps(marker, indent=2) + "\n").encode()}.items()):
+            path = staged / rel
+            path.parent.mkdir(mode=mode, parents=True, exist_ok=True)
+            with open(path, "xb") as fh:
+                fh.write(data)
+        if not replaces:
+            os.rename(staged, target)  # replaces an empty folder; a folder filled meanwhile makes it fail
+            return
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        os.rename(target, aside)
+        try:
+            os.rename(staged, target)
+        except OSError:
+            os.rename(aside, target)
+            raise
+    except OSError as exc:
+        shutil.rmtree(staged, ignore_errors=True)
+        if aside is not None:
+            with contextlib.suppress(OSError):
+                aside.rmdir()  # empty: the target moved back, or never moved
+        raise WriteError(f"cannot write {where}: {exc.strerror}; nothing was written") from None
+    if not_an_export(aside) is None:  # again: a file put there since the first look stays
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def not_an_export(folder: Path) -> str | None:
+    """Why `folder` is not an earlier export that a new one may replace, or None when it is one: its
+    marker lists exactly the files beside it, every one a regular file, and nothing is a symlink."""
+    try:
+        with open(folder / MARKER, "rb", opener=_no_follow) as fh:
+            marker = json.loads(fh.read(1 << 20))
+        listed = {str(f) for f in marker["files"]} if marker.get("written_by") == WRITTEN_BY else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        listed = None
+    if listed is None:
+        return f"it is not empty and not a folder that `{WRITTEN_BY}` wrote (it holds no {MARKER} of its own)"
+    found: set[str] = set()
+    for top, dirs, names in os.walk(folder):  # never follows a symlink to a folder
+        for name in [*dirs, *names]:
+            path = Path(top) / name
+            rel = path.relative_to(folder).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                return f"it holds a symlink, {shown_path(rel)}"
+            if not stat.S_ISDIR(mode):
+                if not stat.S_ISREG(mode):
+                    return f"it holds {shown_path(rel)}, which is not a regular file"
+                found.add(rel)
+    others = sorted(found - listed - {MARKER})
+    if others:
+        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+        return f"it holds {shown_path(others[0])}{more}, which the earlier export did not write"
+    return None
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW)
