@@ -481,12 +481,12 @@ def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(
 @pytest.mark.parametrize("form", ["events", "dashboard", "ci-history", "wandb-csv"])
 def test_every_reader_reports_every_byte_to_the_progress_bar(form: str, tmp_path: Path) -> None:
     from metrics_manual.runs.collect import Collector
-    from metrics_manual.runs.read import READERS
+    from metrics_manual.runs.forms import BY_NAME
 
     done: list[int] = []
     for f in run_forms.write(form, clean_run(), tmp_path):
         done.clear()
-        READERS[form](f, str(f), Collector(_steps(), done.append))
+        BY_NAME[form].read(f, str(f), Collector(_steps(), done.append))
         assert sum(done) == f.stat().st_size and all(n >= 0 for n in done)
 
 

@@ -31,15 +31,38 @@ pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
-# The fixture: the tiny catalog with a code origin and a renamed key, and two profiles that range the
-# same metric differently.
-TWO_CATALOG = TINY_CATALOG.replace(
-    "        meaning: the gradient norm\n",
-    "        meaning: the gradient norm\n"
-    "        origin: {path: pkg/backends/training_utils/model_utils.py, computed: the L2 norm, logged: every step}\n",
-).replace(
-    "        meaning: the mean answer length\n",
-    "        meaning: the mean answer length\n        renamed_from: [{key: rollout/answer_tokens, commit: 0123abcd}]\n",
+# The fixture: the tiny catalog with code origins (one with evidence, the lab's words against the code's, a
+# long evidence line; one without evidence), a renamed key, a key not logged at the commit, and two profiles
+# that range the same metric differently.
+TWO_CATALOG = (
+    TINY_CATALOG.replace(
+        "        meaning: the gradient norm\n",
+        "        meaning: the gradient norm\n"
+        "        lab_vs_code:\n"
+        "          - lab: the gradient norm\n"
+        "            code: the norm of the whole model's gradient before clipping, summed over every parallel rank\n"
+        "        origin:\n"
+        "          path: pkg/backends/training_utils/model_utils.py\n"
+        "          symbol: Trainer.train_one_step_of_the_model\n"
+        "          line: 1234\n"
+        "          evidence: 'grad_norm = self.optimizer_of_the_model.step_and_return_the_gradient_norm(scale=1.0)'\n"
+        "          computed: the L2 norm\n"
+        "          logged: every step\n"
+        "          named_at: {path: pkg/log.py, symbol: log_step, line: 7, evidence: 'out[\"train/grad_norm\"] = g'}\n",
+    )
+    .replace(
+        "        meaning: the share of clipped tokens\n",
+        "        meaning: the share of clipped tokens\n"
+        "        origin: {path: pkg/loss.py, symbol: policy_loss, computed: a share, logged: every step}\n"
+        "      - key: train/critic_time\n"
+        "        meaning: the critic's training time\n"
+        "        unit: s\n"
+        "        not_logged: the critic's timer runs in a process that never flushes its timers into the tracker\n",
+    )
+    .replace(
+        "        meaning: the mean answer length\n",
+        "        meaning: the mean answer length\n        renamed_from: [{key: rollout/answer_tokens, commit: 0123abcd}]\n",
+    )
 )
 BIG_PROFILE = (
     TINY_PROFILE.replace("id: tiny", "id: big")
@@ -174,7 +197,9 @@ def page(browser, site):
 def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
     """(range phrase, profile title) of every line a metric's entry shows."""
     metric = manual.metrics[key]
-    out = []
+    out: list[tuple[str, str]] = []
+    if metric.not_logged:  # a key no process logs shows no range line, not even 'no range'
+        return out
     for p in manual.profiles:
         exps = p.expectations.get(key, [])
         out += [(describe(e, metric.unit), plain(p.title)) for e in exps] or [("no range", plain(p.title))]
@@ -206,6 +231,10 @@ _ENTRIES = """() => {
         [li.querySelector('.mm-range').innerText, li.querySelector('.mm-profile').innerText.replace(/^[· ]+/, '')]),
       weights: [...e.querySelectorAll('li .mm-range')].map(r => Number(getComputedStyle(r).fontWeight)),
       paths: [...e.querySelectorAll('a.mm-path')].map(a => [a.getAttribute('href'), a.innerText]),
+      evidence: [...e.querySelectorAll('.mm-evidence')].map(x => [x.innerText, x.querySelector('a') ? x.querySelector('a').getAttribute('href') : null]),
+      unverified: e.querySelectorAll('.mm-unverified').length,
+      lab_vs_code: [...e.querySelectorAll('.mm-lab-vs-code')].map(x => x.innerText),
+      not_logged: e.querySelector('.mm-not-logged') ? e.querySelector('.mm-not-logged').innerText : null,
       drawings: e.querySelectorAll('svg.mm-ranges').length,
       label: svg ? svg.getAttribute('aria-label') : null,
       title: svg && svg.querySelector(':scope > title') ? svg.querySelector(':scope > title').textContent : null,
@@ -480,7 +509,7 @@ def test_desktop_tables_and_code_are_not_cut(reads) -> None:
 _LANDED = """id => {
   const box = sel => document.querySelector(sel).getBoundingClientRect();
   const entry = `h3#${CSS.escape(id)} + .mm-entry`;
-  const ranges = document.querySelectorAll(`${entry} li:has(.mm-range)`);
+  const ranges = document.querySelectorAll(`${entry} li:has(.mm-range, .mm-not-logged, .mm-lab-vs-code)`);
   const clear = bg => bg === 'rgba(0, 0, 0, 0)' || bg === 'transparent';
   return {
     header: box('.md-header').bottom,
@@ -664,15 +693,32 @@ def test_code_paths_link_to_the_catalog_commit(reads, manual) -> None:
             if metric.origin is None or not code.url:
                 assert links == [], metric.key
                 continue
-            # Where the value is computed, then where its key is named when that is elsewhere; a place with
-            # evidence links to its line.
-            places = [metric.origin, *([metric.origin.named_at] if metric.origin.named_at else [])]
+            # Where the value is computed, then where its key is named when that is elsewhere.
+            places = [metric.origin] + ([metric.origin.named_at] if metric.origin.named_at else [])
             blob = f"{code.url.rstrip('/')}/blob/{code.commit}/"
-            want = [
-                [blob + urllib.parse.quote(p.path, safe="/") + (f"#L{p.line}" if p.line else ""), p.path]
-                for p in places
-            ]
-            assert links == want, metric.key
+            urls = [blob + urllib.parse.quote(p.path, safe="/") for p in places]
+            # An evidenced place links to its line, and shows that line beside a link to it.
+            at = [f"#L{p.line}" if p.evidence else "" for p in places]
+            assert links == [[u + a, p.path] for u, a, p in zip(urls, at, places, strict=True)], metric.key
+            evidenced = [(p, u) for p, u in zip(places, urls, strict=True) if p.evidence]
+            assert shown[metric.anchor]["evidence"] == [
+                [f"at line {p.line}: {plain(p.evidence)}", f"{u}#L{p.line}"] for p, u in evidenced
+            ], metric.key
+            assert shown[metric.anchor]["unverified"] == len(places) - len(evidenced), metric.key
+
+
+def test_each_entry_shows_the_lab_against_the_code_and_whether_it_is_logged(reads, manual) -> None:
+    commit = manual.catalog.code.commit[:9]
+    for path, metrics in section_pages(manual):
+        shown = unique(reads["desktop"][path]["entries"])
+        for metric in metrics:
+            entry = shown[metric.anchor]
+            assert entry["lab_vs_code"] == [
+                f"The lab's page says “{plain(r.lab)}”. The code at {commit} does: {plain(r.code)}."
+                for r in metric.lab_vs_code
+            ], metric.key
+            expected = f"Not logged at this commit (Miles {commit}): {plain(metric.not_logged)}."
+            assert entry["not_logged"] == (expected if metric.not_logged else None), metric.key
 
 
 # --- drawings ------------------------------------------------------------------------------
@@ -769,6 +815,11 @@ def _table(page) -> list[list[str]]:
     return page.evaluate(_TABLE)
 
 
+def _empty_cell(metric) -> str:
+    """What a table's cell says of a metric without a range on a profile."""
+    return "not logged" if metric.not_logged else "no range"
+
+
 def _rows_say_their_ranges(rows: list[list[str]], manual: Manual, metrics) -> None:
     assert len(rows) == len(metrics)
     for row, metric in zip(rows, metrics):
@@ -776,7 +827,7 @@ def _rows_say_their_ranges(rows: list[list[str]], manual: Manual, metrics) -> No
         assert row[0].startswith(plain(metric.label) if metric.members else key)
         assert row[1] == plain(metric.unit or "")
         for cell, p in zip(row[2:], manual.profiles):
-            said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or ["no range"]
+            said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or [_empty_cell(metric)]
             assert cell == " ".join(said), (key, p.id)
 
 
@@ -800,7 +851,7 @@ def test_each_profile_page_has_the_table_of_its_own_ranges(reads, manual) -> Non
         rows = reads["desktop"][f"profiles/{p.id}/"]["table"]
         assert len(rows) == len(manual.metrics)
         for row, (key, metric) in zip(rows, manual.metrics.items()):
-            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or "no range"
+            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or _empty_cell(metric)
             assert row[2].startswith(said), (p.id, key, row)
 
 

@@ -19,9 +19,9 @@ from metrics_manual.judge.profile_file import TAKES, ProfileFileError
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
-from metrics_manual.runs.collect import MAX_STEP
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
 from metrics_manual.runs.series import StepRanges
+from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import shown_path
 
 EXIT_INPUT = 2

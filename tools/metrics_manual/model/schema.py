@@ -334,9 +334,12 @@ class Coverage(Strict):
     undocumented: list[KnownKey] = Field(
         default_factory=list, description="Keys Miles logs that the catalog does not document yet, and why."
     )
-    not_scanned: list[KnownKey] = Field(
+    not_visible: list[KnownKey] = Field(
         default_factory=list,
-        description="Documented keys whose names the static scan cannot see (built from run data), and why.",
+        description=(
+            "Documented keys the static scan cannot see (named by run data, a custom function or a dynamic"
+            " dispatch), and why; reported apart from the keys Miles no longer logs."
+        ),
     )
     exceptions: list[KnownKey] = Field(
         default_factory=list, description="Strings the scan reads as keys that Miles never logs, and why."

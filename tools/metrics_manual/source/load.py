@@ -20,8 +20,7 @@ from metrics_manual.model.keys import overlap
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
-# pydantic and the model are imported where they are used: `_load` starts the worker processes
-# that read a large source first, and imports them (0.1 s) while the workers read.
+# pydantic and the model (0.1 s to import) are imported where they are used: importing this module stays cheap.
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -448,8 +447,8 @@ def _load(root: Path, *, fast: bool) -> Manual:
     jobs = [(root / CATALOG, CATALOG), *((file, f"{PROFILES}/{file.name}") for file in files)]
     if (root / COVERAGE).exists():
         jobs.append((root / COVERAGE, COVERAGE))
-    # Read in order (in worker processes when the source is large): each is validated as it comes.
-    read = read_documents(jobs, fast=fast)  # a large source: the workers start reading now
+    # Read in order: each is validated as it comes.
+    read = read_documents(jobs, fast=fast)
     from metrics_manual.model.schema import Catalog, Coverage, Profile
 
     cat_doc, found = next(read)
@@ -585,11 +584,11 @@ def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list
                     code=codes.COVERAGE_CONTRADICTS,
                 )
             )
-    for i, entry in enumerate(coverage.not_scanned):
+    for i, entry in enumerate(coverage.not_visible):
         if not any(overlap(d, entry.key) for d in docs):
             out.append(
                 doc.finding(
-                    ("not_scanned", i, "key"),
+                    ("not_visible", i, "key"),
                     f"{entry.key!r} is not documented in {CATALOG}",
                     code=codes.COVERAGE_CONTRADICTS,
                 )
