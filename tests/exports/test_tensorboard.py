@@ -282,3 +282,18 @@ def test_without_the_extra_it_says_how_to_install(
         in result.stderr
     )
     assert not (tmp_path / "manual").exists() and os.listdir(tmp_path) == ["p"]
+
+
+def test_an_exact_value_at_a_far_step_is_one_point_there(tmp_path: Path) -> None:
+    """Steps between the lines of a run are skipped, not walked: an exact value at step 10^12 is one event."""
+    profile = TINY_PROFILE.split("expectations:")[0].replace("steps: 10", "steps: 1000000000001") + (
+        "expectations:\n"
+        "  train/grad_norm: [{kind: band, min: 1, max: 3, steps: 3}]\n"
+        "  train/pg_clipfrac: [{kind: exact, value: 0, at: {step: 1000000000000}}]\n"
+    )
+    root = write_project(tmp_path / "p", TINY_CATALOG, {"tiny": profile})
+    out = tmp_path / "manual"
+    assert export(root, out).returncode == 0
+    series, _ = read_folder(out)
+    assert series["exact", "train/pg_clipfrac"] == [(10**12, 0.0)]
+    assert [s for s, _ in series["min", "train/grad_norm"]] == [0, 1, 2]

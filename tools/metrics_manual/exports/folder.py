@@ -11,13 +11,15 @@ the old folder or the new one, never half of one. A kill in the middle leaves at
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from metrics_manual.disk.files import WriteError, current_umask
 from metrics_manual.model.schema import ProfileExport
@@ -27,8 +29,9 @@ MARKER = "metrics-manual-export.json"  # what the export wrote, so the next one 
 WRITTEN_BY = "metrics-manual export"
 
 
-def folder_files(doc: ProfileExport, fmt: str) -> dict[str, bytes]:
-    """The files of the folder export `fmt` (names.FOLDER_FORMATS) of a profile, by path inside the folder."""
+def folder_files(doc: ProfileExport, fmt: str) -> dict[str, Callable[[BinaryIO], None]]:
+    """The files of the folder export `fmt` (names.FOLDER_FORMATS) of a profile, by path inside the
+    folder, each with what writes it into an open file (a long file is streamed, never held whole)."""
     if fmt == "tensorboard":
         from metrics_manual.exports.tensorboard import tensorboard_files
 
@@ -36,9 +39,9 @@ def folder_files(doc: ProfileExport, fmt: str) -> dict[str, bytes]:
     raise ValueError(f"no exporter for folder format {fmt!r}")  # a folder format added to names.FORMATS needs one here
 
 
-def write_folder(target: Path, files: Mapping[str, bytes], fmt: str, profile: str) -> None:
-    """Write `files` (relative paths with `/` -> bytes) as the folder `target`; WriteError if it
-    cannot, with nothing written."""
+def write_folder(target: Path, files: Mapping[str, Callable[[BinaryIO], None]], fmt: str, profile: str) -> None:
+    """Write `files` (relative paths with `/` -> what writes each) as the folder `target`; WriteError
+    if it cannot, with nothing written."""
     target = Path(os.path.abspath(target))  # not resolved: a symlink at the target is refused, not followed
     where = shown_path(target)
     if not target.name:
@@ -66,11 +69,13 @@ def write_folder(target: Path, files: Mapping[str, bytes], fmt: str, profile: st
     aside: Path | None = None
     try:
         os.chmod(staged, mode)
-        for rel, data in sorted({**files, MARKER: (json.dumps(marker, indent=2) + "\n").encode()}.items()):
+        listing = (json.dumps(marker, indent=2) + "\n").encode()
+        todo: dict[str, Callable[[BinaryIO], None]] = {**files, MARKER: functools.partial(_write_bytes, listing)}
+        for rel, write in sorted(todo.items()):
             path = staged / rel
             path.parent.mkdir(mode=mode, parents=True, exist_ok=True)
             with open(path, "xb") as fh:
-                fh.write(data)
+                write(fh)
         if not replaces:
             os.rename(staged, target)  # replaces an empty folder; a folder filled meanwhile makes it fail
             return
@@ -119,6 +124,10 @@ def not_an_export(folder: Path) -> str | None:
         more = f" and {len(others) - 1} more" if len(others) > 1 else ""
         return f"it holds {shown_path(others[0])}{more}, which the earlier export did not write"
     return None
+
+
+def _write_bytes(data: bytes, fh: BinaryIO) -> None:
+    fh.write(data)
 
 
 def _no_follow(path: str, flags: int) -> int:

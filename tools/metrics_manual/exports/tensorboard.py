@@ -20,11 +20,11 @@ and chart titles only, protobuf strings that nothing runs: never as paths.
 
 from __future__ import annotations
 
-import io
+import functools
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, BinaryIO, assert_never
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import ManualError
@@ -52,7 +52,7 @@ class Bound:
     run: str
     key: str
     value: float
-    steps: tuple[int, ...]
+    steps: range
 
 
 def bound_lines(e: Expectation) -> list[tuple[str, float]]:
@@ -96,11 +96,12 @@ def float32(v: float, up: bool | None = None) -> float:
 
 def bounds(doc: ProfileExport) -> Iterator[Bound]:
     """Every line the profile's ranges draw, in catalog order."""
-    run_length = list(range(doc.profile.setup.steps))
+    run = range(doc.profile.setup.steps)
     taken: dict[tuple[str, str], int] = {}  # (kind of bound, key) -> lines drawn so far
     for m in doc.metrics:
         for e in m.expectations:
-            steps = tuple(covered_steps(e.span, run_length)[0])
+            covered = covered_steps(e.span, run)[0]  # the first N, one step or all: consecutive steps
+            steps = range(covered[0], covered[-1] + 1) if covered else range(0)
             for name, value in bound_lines(e):
                 for key in m.members or [m.key]:
                     n = taken[name, key] = taken.get((name, key), 0) + 1
@@ -113,8 +114,8 @@ def chart_regex(key: str, former: list[str]) -> str:
     return "^(?:" + "|".join(pattern_regex(k).pattern for k in [key, *former]) + ")$"
 
 
-def tensorboard_files(doc: ProfileExport) -> dict[str, bytes]:
-    """The folder's files: `<run>/events...` -> the event file's bytes; MissingExtra without the package."""
+def tensorboard_files(doc: ProfileExport) -> dict[str, Callable[[BinaryIO], None]]:
+    """The folder's files, `<run>/events...`, each with what writes it; MissingExtra without the package."""
     try:
         from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
         from tensorboard.plugins.custom_scalar import layout_pb2
@@ -122,13 +123,35 @@ def tensorboard_files(doc: ProfileExport) -> dict[str, bytes]:
     except ImportError:
         raise MissingExtra(INSTALL) from None
 
-    by_run: dict[str, dict[int, list[Any]]] = {}
-    drawn: dict[str, None] = {}
+    def events(fh: BinaryIO, body: Iterator[Any]) -> None:
+        writer = RecordWriter(fh)
+        # file_version 2: TensorBoard purges nothing when the steps of a file restart (they never do here).
+        writer.write(event_pb2.Event(wall_time=0, file_version="brain.Event:2").SerializeToString())
+        for event in body:
+            writer.write(event.SerializeToString())
+
+    def steps_of(lines: list[Bound]) -> Iterator[Any]:
+        """An event per step with the value of every line that covers it: one step in memory at a time."""
+        lines = sorted(lines, key=lambda b: b.steps.start)
+        active: list[Bound] = []
+        i, step = 0, 0
+        while i < len(lines) or active:
+            if not active:
+                step = max(step, lines[i].steps.start)  # past a gap (an exact value at step 1,000,000)
+            while i < len(lines) and lines[i].steps.start <= step:
+                active.append(lines[i])
+                i += 1
+            active = [b for b in active if step < b.steps.stop]
+            if active:
+                values = [summary_pb2.Summary.Value(tag=b.key, simple_value=b.value) for b in active]
+                yield event_pb2.Event(wall_time=0, step=step, summary=summary_pb2.Summary(value=values))
+            step += 1
+
+    by_run: dict[str, list[Bound]] = {}
     for b in bounds(doc):
-        steps = by_run.setdefault(b.run, {})
-        for step in b.steps:
-            steps.setdefault(step, []).append(summary_pb2.Summary.Value(tag=b.key, simple_value=b.value))
-        drawn[b.key] = None
+        if b.steps:
+            by_run.setdefault(b.run, []).append(b)
+    drawn = {b.key for lines in by_run.values() for b in lines}
     layout = layout_pb2.Layout()
     former: dict[str, list[str]] = {}
     for old, new in doc.renames().items():
@@ -148,16 +171,13 @@ def tensorboard_files(doc: ProfileExport) -> dict[str, bytes]:
         ),
         tensor=tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[layout.SerializeToString()]),
     )
-    by_run[LAYOUT_RUN] = {0: [config]}
+    layout_event = event_pb2.Event(wall_time=0, step=0, summary=summary_pb2.Summary(value=[config]))
 
-    files = {}
-    for run, steps in sorted(by_run.items()):
-        buf = io.BytesIO()
-        writer = RecordWriter(buf)
-        # file_version 2: TensorBoard purges nothing when the steps of a file restart (they never do here).
-        writer.write(event_pb2.Event(wall_time=0, file_version="brain.Event:2").SerializeToString())
-        for step, values in sorted(steps.items()):
-            event = event_pb2.Event(wall_time=0, step=step, summary=summary_pb2.Summary(value=values))
-            writer.write(event.SerializeToString())
-        files[f"{run}/{EVENT_FILE}"] = buf.getvalue()
+    def write(lines: list[Bound] | None, fh: BinaryIO) -> None:
+        events(fh, steps_of(lines) if lines is not None else iter([layout_event]))
+
+    files: dict[str, Callable[[BinaryIO], None]] = {
+        f"{run}/{EVENT_FILE}": functools.partial(write, lines) for run, lines in by_run.items()
+    }
+    files[f"{LAYOUT_RUN}/{EVENT_FILE}"] = functools.partial(write, None)
     return files
