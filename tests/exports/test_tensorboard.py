@@ -232,8 +232,11 @@ def test_it_refuses_an_earlier_export_that_holds_more(project: Path, tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manual", "p"]
 
 
+@pytest.mark.parametrize(
+    "stop", [OSError(28, "No space left on device"), KeyboardInterrupt()], ids=["disk full", "Ctrl-C"]
+)
 def test_a_failed_write_leaves_the_earlier_export_whole(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: BaseException
 ) -> None:
     out = tmp_path / "manual"
     assert export(project, out).returncode == 0
@@ -245,15 +248,41 @@ def test_a_failed_write_leaves_the_earlier_export_whole(
         if mode == "xb":
             written.append(path)
             if len(written) == 3:  # half-way through the folder
-                raise OSError(28, "No space left on device")
+                raise stop
         return real_open(path, mode, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", failing_open)
     result = export(project, out)
     monkeypatch.undo()
-    assert result.returncode == 2 and "No space left on device; nothing was written" in result.stderr
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    if isinstance(stop, OSError):
+        assert result.returncode == 2 and "No space left on device; nothing was written" in result.stderr
     assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manual", "p"]  # the half-written folder is gone
+
+
+def test_a_failed_switch_puts_the_earlier_export_back(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The earlier export moved aside, the new one cannot move in: the earlier one is back in place."""
+    out = tmp_path / "manual"
+    assert export(project, out).returncode == 0
+    before = snapshot(out)
+    real_rename = os.rename
+    renames = []
+
+    def failing_rename(src: Any, dst: Any) -> None:
+        renames.append((src, dst))
+        if len(renames) == 2:  # the new folder into place
+            raise OSError(13, "Permission denied")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", failing_rename)
+    result = export(project, out)
+    monkeypatch.undo()
+    assert result.returncode == 2 and "Permission denied; nothing was written" in result.stderr
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manual", "p"]
 
 
 def test_a_folder_format_needs_a_folder(project: Path) -> None:
@@ -297,3 +326,9 @@ def test_an_exact_value_at_a_far_step_is_one_point_there(tmp_path: Path) -> None
     series, _ = read_folder(out)
     assert series["exact", "train/pg_clipfrac"] == [(10**12, 0.0)]
     assert [s for s, _ in series["min", "train/grad_norm"]] == [0, 1, 2]
+
+
+def test_a_folder_whose_parent_is_missing_is_an_error(project: Path, tmp_path: Path) -> None:
+    result = export(project, tmp_path / "missing" / "manual")
+    assert result.returncode == 2 and "No such file or directory; nothing was written" in result.stderr
+    assert not (tmp_path / "missing").exists()

@@ -67,6 +67,16 @@ def write_folder(target: Path, files: Mapping[str, Callable[[BinaryIO], None]], 
     except OSError as exc:
         raise WriteError(f"cannot write {where}: {exc.strerror}; nothing was written") from None
     aside: Path | None = None
+
+    def undo() -> None:
+        if aside is not None and not os.path.lexists(target):
+            with contextlib.suppress(OSError):
+                os.rename(aside, target)  # the earlier export back in its place
+        shutil.rmtree(staged, ignore_errors=True)
+        if aside is not None:
+            with contextlib.suppress(OSError):
+                aside.rmdir()  # empty unless the earlier export could not move back
+
     try:
         os.chmod(staged, mode)
         listing = (json.dumps(marker, indent=2) + "\n").encode()
@@ -81,17 +91,13 @@ def write_folder(target: Path, files: Mapping[str, Callable[[BinaryIO], None]], 
             return
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
         os.rename(target, aside)
-        try:
-            os.rename(staged, target)
-        except OSError:
-            os.rename(aside, target)
-            raise
+        os.rename(staged, target)
     except OSError as exc:
-        shutil.rmtree(staged, ignore_errors=True)
-        if aside is not None:
-            with contextlib.suppress(OSError):
-                aside.rmdir()  # empty: the target moved back, or never moved
+        undo()
         raise WriteError(f"cannot write {where}: {exc.strerror}; nothing was written") from None
+    except BaseException:  # Ctrl-C, or a bug: no half folder either
+        undo()
+        raise
     if not_an_export(aside) is None:  # again: a file put there since the first look stays
         shutil.rmtree(aside, ignore_errors=True)
 
