@@ -347,11 +347,13 @@ def covered_and_not(span: Span) -> tuple[int, int | None]:
     return 0, None
 
 
-def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
+def promtool_tests(rule_file: Path, doc: ProfileExport, keys: set[str] | None = None) -> dict:
     """A promtool unit test per rule: it fires for a series outside, or NaN, at a step the range covers;
     not for one inside, nor for one outside at a step the range does not cover."""
     tests = []
     for key, e, rule in ruled(doc, doc_rules(rule_file)):
+        if keys is not None and key not in keys:
+            continue
         if isinstance(e, Band):
             lo, hi = e.min, e.max
             width = abs((hi if hi is not None else 0) - (lo if lo is not None else 0)) or 1.0
@@ -460,8 +462,9 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path, step_k
             why = f"only the first 5 steps, and its step key {step_key} has no gauge: Miles keeps '.' in the name"
             assert f"# - {key}: 0 to 1 per step over 5 steps ({why}, which Prometheus does not allow)" in text
     if step_key != "train/St-ep@1":
-        return  # the firing tests once: promtool takes a few seconds over this many keys
-    spec = promtool_tests(rule_file, export_document(manual, manual.profile("tiny"), None))
+        return  # the firing tests once, on a key with each character Miles replaces and a capital
+    doc = export_document(manual, manual.profile("tiny"), None)
+    spec = promtool_tests(rule_file, doc, {k for k in gauged if any(c in k for c in "@-A")})
     test_file = tmp_path / "test.yml"
     test_file.write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
     tested = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True)
