@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO, TINY_CATALOG, TINY_PROFILE, require_tool, run_cli, write_project
+from conftest import PROJECT, REAL_TREE, REPO, TINY_CATALOG, TINY_PROFILE, require_tool, run_cli, write_project
 from metrics_manual.api import load_profile
 from metrics_manual.build import generate
 from metrics_manual.exports.formats import (
@@ -51,11 +51,12 @@ def test_tiny_exports_match_golden(tiny: Path, golden) -> None:
         golden(f"tiny/docs/export/tiny.{suffix}", files[f"docs/export/tiny.{suffix}"])
 
 
+@REAL_TREE
 @pytest.mark.parametrize("suffix", ["json", "yaml"])
 def test_published_exports_validate_against_their_schema(suffix: str) -> None:
     files = sorted(
         f
-        for f in (REPO / "docs/export").glob(f"*.{suffix}")
+        for f in (PROJECT / "docs/export").glob(f"*.{suffix}")
         if not f.name.endswith((".schema.json", ".grafana.json"))  # a dashboard: tests/exports/test_grafana.py
     )
     assert files, "no exported profiles"
@@ -90,15 +91,16 @@ def test_export_to_file_and_unknown_profile(tiny: Path, tmp_path: Path) -> None:
     assert bad.stderr == "error: unknown profile 'tinny'; profiles: tiny; did you mean 'tiny'?\n"
 
 
+@REAL_TREE
 def test_published_exports_load_back_to_their_profiles() -> None:
     """The real manual's exports, read back in every format, are the profiles they came from."""
-    manual, files = generate(REPO)
+    manual, files = generate(PROJECT)
     for profile in manual.profiles:
         for suffix in ("json", "yaml"):
-            doc = load_profile(REPO / f"docs/export/{profile.id}.{suffix}")
+            doc = load_profile(PROJECT / f"docs/export/{profile.id}.{suffix}")
             assert doc.schema_version == 1 and doc.to_profile() == profile
             assert [m.key for m in doc.metrics] == list(manual.metrics)
-        csv_text = (REPO / f"docs/export/{profile.id}.csv").read_bytes().decode("utf-8")
+        csv_text = (PROJECT / f"docs/export/{profile.id}.csv").read_bytes().decode("utf-8")
         assert {k: v for k, v in read_csv(csv_text).items() if v} == profile.expectations
 
 
@@ -395,10 +397,10 @@ def promtool_tests(rule_file: Path, doc: ProfileExport, keys: set[str] | None = 
 
 
 @pytest.mark.promtool
-@pytest.mark.parametrize("root_kind", ["repo", "tiny"])
+@pytest.mark.parametrize("root_kind", [pytest.param("repo", marks=REAL_TREE), "tiny"])
 def test_promtool_checks_and_unit_tests_the_rules(tmp_path: Path, tiny: Path, root_kind: str) -> None:
     promtool = require_tool("promtool")
-    root = REPO if root_kind == "repo" else tiny
+    root = PROJECT if root_kind == "repo" else tiny
     manual, files = generate(root)
     for profile in manual.profiles:
         rule_file = tmp_path / f"{profile.id}.rules.yml"

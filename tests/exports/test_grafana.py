@@ -14,7 +14,7 @@ import markdown
 import pytest
 import yaml
 
-from conftest import REPO, TINY_CATALOG, run_cli, write_project
+from conftest import PROJECT, REAL_TREE, REPO, TINY_CATALOG, run_cli, write_project
 from metrics_manual.build import generate
 from metrics_manual.exports.formats import export_document, to_prometheus
 from metrics_manual.exports.grafana import grafana_unit, md, uid
@@ -213,9 +213,12 @@ def _agrees_with_profile(manual: Manual, boards: dict[str, dict[str, Any]]) -> i
     return checked
 
 
+@REAL_TREE
 def test_real_manual_dashboards_are_valid_and_agree_with_profiles_and_rules() -> None:
-    manual = load_manual(REPO)
-    files = {p.id: json.loads((REPO / f"docs/export/{p.id}.grafana.json").read_text("utf-8")) for p in manual.profiles}
+    manual = load_manual(PROJECT)
+    files = {
+        p.id: json.loads((PROJECT / f"docs/export/{p.id}.grafana.json").read_text("utf-8")) for p in manual.profiles
+    }
     assert files
     _agrees_with_profile(manual, files)
 

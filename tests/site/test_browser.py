@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from browser_helpers import served
-from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
+from conftest import REAL_TREE, TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
@@ -117,7 +117,7 @@ REAL_ONLY = pytest.mark.one_site("real")
 FIXTURE_ONLY = pytest.mark.one_site("two-profiles")
 
 
-@pytest.fixture(scope="module", params=["real", "two-profiles"])
+@pytest.fixture(scope="module", params=[pytest.param("real", marks=REAL_TREE), "two-profiles"])
 def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """(project root, base URL, site folder) of a built and served site."""
     base_dir = tmp_path_factory.mktemp("b") / "manual"

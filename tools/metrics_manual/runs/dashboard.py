@@ -12,13 +12,29 @@ from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.jsonl import records
+from metrics_manual.runs.jsonl import exact_value, exact_values, records
 from metrics_manual.runs.values import as_step, not_a_step, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
-    for n, record in records(path, rel, out):
+
+    def exact(record: Any, spelled: bool) -> bool:
+        """Only the values put_record reads are made exact: the record's own fields and the kept keys'
+        values. A record holds a hundred values and judge reads a few: the others' names are all it
+        notes, and orjson reads names as json.loads does. Looking at every value costs as much as
+        json.loads itself (docs/benchmarks.md: judge is to stay faster than a json.loads loop)."""
+        metrics = record.get("metrics") if type(record) is dict else None
+        if type(metrics) is not dict or out.keys is None:
+            return exact_values(record, spelled)
+        for fields, keys in ((record, [k for k in record if k != "metrics"]), (metrics, metrics.keys() & out.keys)):
+            for key in keys:
+                ok, fields[key] = exact_value(fields[key], spelled)
+                if not ok:
+                    return False
+        return True
+
+    for n, record in records(path, rel, out, exact=exact):
         put_record(record, n, rel, out, missing_step)
 
 
