@@ -4,8 +4,8 @@ The folder is the user's place: the export writes into a new folder or an empty 
 an earlier export of its own, recognised by the list of files it left (MARKER) and nothing else
 beside them. It never writes through a symlink, nor into a folder that holds anything else. The
 files are written into a new folder beside the target, then renamed into place: the target is
-the old folder or the new one, never half of one. A kill in the middle leaves at most a hidden
-`.<name>.*.tmp` folder beside it.
+the old folder or the new one, never half of one. An error or Ctrl-C on the way undoes what was
+done; a SIGKILL may leave a hidden `.<name>.*.tmp` (or `.old`) folder beside it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The command's options and help, build's files and the pages' lists all read it, so a format
 added here shows everywhere (exports/formats.py `export_text` writes each file; a folder, which
-`build` does not write, is written by its own module: exports/tensorboard.py).
+`build` does not write, comes from exports/folder.py `folder_files`).
 """
 
 from __future__ import annotations
