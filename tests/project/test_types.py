@@ -71,6 +71,8 @@ FLAGGED = {
     ("derive/stats.py", "_outcome"),
     ("exports/formats.py", "why_no_alert_rule"),
     ("exports/formats.py", "_alert"),
+    ("exports/formats.py", "_steps_filter"),
+    ("exports/tensorboard.py", "bound_lines"),
     ("exports/grafana.py", "drawable"),
     ("history/diff.py", "parts"),
 }
