@@ -62,6 +62,7 @@ PROFILE = (
     - {kind: band, min: 0.5, max: 5}
   train/ppo_kl:
     - {kind: band, min: 0, max: 0.01}
+    - {kind: band, min: 0, max: 0.01, window: {first: 2}}
   perf/rollout_time:
     - {kind: band, min: 15, max: 25}
   perf/step_time:
@@ -242,6 +243,18 @@ def test_lost_records_of_a_step_key_miles_logs_every_step_are_missing_steps(
     need(form)
     j = judge(profile, read(run_forms.write(form, _thinned(), tmp_path / form), profile))
     _assert_lost(j)
+
+
+def test_lost_first_records_of_train_step_are_the_run_s_first_steps_missing(
+    tmp_path: Path, profile: ProfileExport
+) -> None:
+    # Every even train/step record lost, step 0 too: judge's first-steps rule counts train/step as the gaps do.
+    run = _thinned()
+    run["train/grad_norm"] = {s + 1: v for s, v in run["train/grad_norm"].items()}
+    run["train/ppo_kl"] = {s + 1: v for s, v in run["train/ppo_kl"].items()}
+    j = judge(profile, read(run_forms.write("events", run, tmp_path), profile))
+    window = next(r for r in j.results if (r.metric, r.expectation) == ("train/ppo_kl", 1))
+    assert window.verdict == "error" and "Miles counts steps from 0" in window.reason, window.reason
 
 
 def test_lost_records_in_an_event_log_miles_wrote(tmp_path: Path, profile: ProfileExport) -> None:
