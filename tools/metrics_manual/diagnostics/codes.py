@@ -120,8 +120,8 @@ NOT_A_SOURCE_FILE = _code(
     "not-a-source-file",
     "A file under ranges/ is neither the catalog nor a profile.",
     "Move the file out of ranges/, or rename a profile to end in .yaml.",
-    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml and ranges/profiles/; "
-    "move this file elsewhere",
+    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml, coverage.yaml and "
+    "ranges/profiles/; move this file elsewhere",
 )
 COVERAGE_STALE = _code(
     "MM111",
@@ -429,15 +429,16 @@ NO_RUN_FILES = _code(
     "no-run-files",
     "A folder given as a run holds no metrics file of a known form.",
     "Point at the folder of the run's event, dashboard, CI history, TensorBoard or W&B CSV files.",
-    "dump:1:1: warning: no metrics file of a known form in this folder",
+    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ci-history, "
+    "tensorboard, wandb-csv; name the form with --input-format)",
 )
 UNKNOWN_RUN_FORM = _code(
     "MM503",
     "unknown-run-form",
     "A run file's form cannot be told from its content, or --input-format names no form.",
     "Name the form with --input-format (events, dashboard, ci-history, tensorboard, wandb-csv).",
-    "run.log:1:1: error: not a metrics file of a known form (events, dashboard, ci-history, tensorboard, "
-    "wandb-csv); name the form with --input-format",
+    "run.log:1:1: error: not a metrics file of a known form (tried: events, dashboard, ci-history, tensorboard, "
+    "wandb-csv; name the form with --input-format)",
 )
 CORRUPT_LINE = _code(
     "MM504",
@@ -452,7 +453,7 @@ CUT_LAST_LINE = _code(
     "The last line or record of a run file is cut short, as when the run is still writing it; it was skipped.",
     "Nothing, if the run is still going; else the file was truncated.",
     "dump/events/metrics.jsonl:200:1: warning: the last line is cut (the run may still be writing this file); "
-    "it was skipped",
+    "it was skipped and the last step counts as unfinished",
 )
 NOT_A_RECORD = _code(
     "MM506",
@@ -650,7 +651,8 @@ USAGE = _code(
     "usage",
     "The command was asked for something that does not exist: a profile, a project root, an option's value.",
     "Correct the command line; `metrics-manual COMMAND --help` lists the options.",
-    "-:1:1: error: no ranges/ folder in /tmp or any folder above it; run inside a project or pass --root DIR",
+    "-:1:1: error: no ranges/ folder in /tmp or any folder above it; run inside a project or pass --root DIR; "
+    "outside a project, judge a run with an exported profile: --profile FILE (as `metrics-manual export` writes it)",
 )
 WRITE_FAILED = _code(
     "MM902",
