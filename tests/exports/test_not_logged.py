@@ -1,5 +1,6 @@
 """A metric the catalog marks `not_logged` (no profile may range it: MM114) in every export: said so where
-the export lists metrics (JSON, YAML, CSV), and absent where it would be watched live (rules, dashboard)."""
+the export lists metrics (JSON, YAML, CSV), and absent where it would be watched or drawn (rules, dashboard,
+TensorBoard)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import TINY_CATALOG, run_cli, write_project
@@ -51,3 +53,14 @@ def test_a_metric_not_logged_is_never_watched_live(tmp_path: Path) -> None:
     assert "train/grad_norm" in rules and gauge_name("train/grad_norm") in dashboard
     for text in (rules, dashboard):
         assert KEY not in text and gauge_name(KEY) not in text
+
+
+def test_a_metric_not_logged_is_not_drawn_in_a_tensorboard_folder(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")  # the tensorboard extra: the test extra holds it
+    root = write_project(tmp_path / "p", CATALOG)
+    folder = tmp_path / "tb"
+    ran = run_cli("export", "--root", str(root), "--profile", "tiny", "--format", "tensorboard", "-o", str(folder))
+    assert ran.returncode == 0, ran.stderr
+    # No run of bounds, no chart: the event files' tags and the layout's charts are the keys themselves.
+    written = b"".join(f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file())
+    assert b"train/grad_norm" in written and KEY.encode() not in written

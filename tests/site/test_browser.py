@@ -21,7 +21,7 @@ import pytest
 
 from browser_helpers import served
 from conftest import REAL_TREE, TINY_CATALOG, TINY_PROFILE, copy_repo
-from metrics_manual.exports.formats import EXPORT_FORMATS
+from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
 from metrics_manual.source.load import Manual, load_manual
@@ -660,7 +660,7 @@ def test_every_link_resolves(site) -> None:
 def test_profile_page_links_downloads_that_exist(reads, manual) -> None:
     for p in manual.profiles:
         links = reads["desktop"][f"profiles/{p.id}/"]["downloads"]
-        assert len(links) == len(EXPORT_FORMATS) + 1  # each format and the profile's JSON Schema
+        assert len(links) == len(FILE_FORMATS) + 1  # each file format and the profile's JSON Schema
         for href in links:
             with urllib.request.urlopen(href, timeout=5) as response:  # noqa: S310 - the local server
                 assert response.status == 200, href

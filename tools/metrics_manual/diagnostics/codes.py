@@ -664,7 +664,7 @@ WRITE_FAILED = _code(
 MISSING_EXTRA = _code(
     "MM903",
     "missing-extra",
-    "Reading a run's form needs an optional package that is not installed.",
+    "Reading a run's form, or writing a TensorBoard log folder, needs an optional package that is not installed.",
     "Install the extra the message names, e.g. pip install 'metrics-manual[tensorboard]'.",
     "-:1:1: error: reading TensorBoard event files needs the tensorboard extra: pip install "
     "'metrics-manual[tensorboard]'",

@@ -79,6 +79,7 @@ class RunForm:
     named: Callable[[str], bool]
     detect: Callable[[Head], bool]
     read: Callable[[Path, str, Collector], None]
+    float32: bool = False  # it stores a value as float32: judge compares its values at float32 precision
 
 
 def _json_lines(name: str) -> bool:
@@ -98,7 +99,9 @@ FORMS: tuple[RunForm, ...] = (
     ),
     RunForm("dashboard", _json_lines, lambda h: {b"step_key", b"metrics"} <= h.keys, dashboard.read),
     RunForm("ci-history", _json_lines, lambda h: {b"metric", b"series"} <= h.keys, ci_history.read),
-    RunForm("tensorboard", lambda name: "tfevents" in name, lambda h: "tfevents" in h.name, tensorboard.read),
+    RunForm(  # a scalar's simple_value is a float32
+        "tensorboard", lambda name: "tfevents" in name, lambda h: "tfevents" in h.name, tensorboard.read, float32=True
+    ),
     RunForm("wandb-csv", lambda name: name.endswith(".csv"), lambda h: _wandb_header(h.cells), wandb_csv.read),
 )
 BY_NAME = {form.name: form for form in FORMS}

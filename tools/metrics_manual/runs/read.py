@@ -185,6 +185,8 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
             out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
         except RecursionError:
             out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)
+        if BY_NAME[form].float32:
+            run.float32.update(out.series)  # this file's keys, before `end` hands them to the merge
         out.end()
         if form not in run.formats:
             run.formats.append(form)

@@ -183,6 +183,8 @@ class Run:
     renamed: dict[str, list[str]] = field(default_factory=dict)
     # Key -> (step, one name, its value, another name, its value) where two names of the key disagree.
     name_conflicts: dict[str, list[tuple[int, str, float, str, float]]] = field(default_factory=dict)
+    # Keys with values read from a form that stores float32 (TensorBoard): judge compares them at float32 precision.
+    float32: set[str] = field(default_factory=set)
 
     def where(self) -> str:
         """Where a finding of the whole run points: its first path (a file a GitHub annotation can name)."""
