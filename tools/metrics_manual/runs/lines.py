@@ -57,12 +57,11 @@ class LineCursor:
                     self.carry.clear()
                     self.skipping = False
                     start = nl + 1
-                end = buf.rfind(b"\n", start, size)
-                if end >= start:
-                    for line in bytes(data[start:end]).split(b"\n"):
-                        self.line += 1
-                        yield self.line, line
-                    start = end + 1
+                # One line copied at a time: a split of the chunk would make its lines in new memory at once.
+                while (nl := buf.find(b"\n", start, size)) >= 0:
+                    self.line += 1
+                    yield self.line, bytes(data[start:nl])
+                    start = nl + 1
                 self._carry(data[start:])
 
     def _carry(self, data: memoryview) -> None:
