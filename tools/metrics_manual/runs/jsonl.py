@@ -20,7 +20,6 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,7 @@ except ImportError:  # pragma: no cover - pinned; without it json.loads reads ev
     _orjson = None  # type: ignore[assignment]
 
 SPELLED: dict[Any, Any] = {"~": math.nan, "~+": math.inf, "~-": -math.inf}  # NaN, Infinity, -Infinity
-_FIRST = itemgetter(slice(0, 1))
-_VALUE_ENDS = {b",", b"}", b"]"}
+_ENDED = {token: {token + end for end in (b",", b"}", b"]")} for token in (b"NaN", b"Infinity")}  # a bare token
 BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float (json.loads: an int): this large or more
 NOT_EXACT: Any = object()  # what by_orjson returns for a line json.loads must read
 
@@ -66,21 +64,38 @@ def by_orjson(line: bytes, exact: Exactness | None = None) -> Any:
 def _spelled(line: bytes) -> bytes | None:
     """The line with each bare token as a string holding `~` (the line itself when it has none);
     None when that would not be exact (see the module's docstring)."""
-    nans = line.split(b"NaN")
-    inf = b"Infinity" in line
-    if len(nans) == 1 and not inf:
-        return line
-    if b"~" in line or b"\\" in line or not set(map(_FIRST, nans[1:])) <= _VALUE_ENDS:
+    spelled: bytes | None = line
+    # Each token found by its first byte: a one-byte search is a memchr, a longer one goes byte by byte.
+    if (at := line.find(b"N")) >= 0:
+        spelled = _spell(line, at, b"NaN", b'"~"')
+    if spelled is not None and (at := spelled.find(b"I")) >= 0:
+        nan_spelled = spelled
+        spelled = _spell(spelled, at, b"Infinity", b'"~+"')
+        if spelled is not None and spelled is not nan_spelled:
+            spelled = spelled.replace(b'-"~+"', b'"~-"')  # -Infinity
+    if spelled is not line and (b"~" in line or b"\\" in line):
         return None
-    line = b'"~"'.join(nans)
-    if inf:
-        parts = line.split(b"Infinity")
-        if not set(map(_FIRST, parts[1:])) <= _VALUE_ENDS:
+    return spelled
+
+
+def _spell(line: bytes, at: int, token: bytes, spelling: bytes) -> bytes | None:
+    """The line with each bare `token` from `at` on written as `spelling`; the line itself when it has
+    none; None when one is not followed by `,`, `}` or `]` (a bare token is no key)."""
+    ended, size, first = _ENDED[token], len(token), token[:1]
+    parts = []
+    start = 0
+    while at >= 0:
+        word = line[at : at + size + 1]
+        if word in ended:
+            parts.append(line[start:at])
+            start = at = at + size
+        elif word[:size] == token:
             return None
-        for i, part in enumerate(parts[:-1]):
-            parts[i] = part[:-1] + b'"~-' if part.endswith(b"-") else part + b'"~+'
-        line = b'"'.join(parts)
-    return line
+        at = line.find(first, at + 1)
+    if not parts:
+        return line
+    parts.append(line[start:])
+    return spelling.join(parts)
 
 
 def exact_values(value: Any, spelled: bool) -> bool:
