@@ -67,6 +67,14 @@ class Part:
         return self.span is not None and other.span is not None and self.span[0] > other.span[1]
 
 
+@dataclass(slots=True)
+class _Plan:
+    """What `Collector.kept` found in one shape of record (its keys, in order)."""
+
+    kept: dict[str, str | None]  # the keys read, in order, each with its step key
+    unread: tuple[str, ...]  # the keys to note in `unread`; () once noted
+
+
 @dataclass
 class Merged:
     """What the collector hands to the Run: merged series and what the merge found."""
@@ -117,7 +125,9 @@ class Collector:
         self._invalid: dict[str, dict[int, str]] = {}
         self._relogged: dict[tuple[str, str], set[int]] = {}
         self._invalid_seen: set[tuple[str, str]] = set()
-        self._shapes: dict[tuple[str, ...], tuple[str, ...]] = {}  # a record's keys -> those to read
+        self._shapes: dict[tuple[str, ...], _Plan] = {}  # a record's keys -> those to read
+        self._last: Mapping[str, Any] | None = None  # the last record `kept` was asked of, and its plan
+        self._last_plan = _Plan({}, ())
         self.begin("")
 
     # --- one file at a time ---------------------------------------------------------------
@@ -154,34 +164,49 @@ class Collector:
         except KeyError:
             pass
         # One lookup per new key (this is cached in `placed`), never per value.
-        named = self.renames.get(key, key)
-        sk = None if key in self.step_key_set else self.step_keys.get(named.split("/", 1)[0])
-        if sk is not None and self.keys is not None and key not in self.keys:
-            sk = None
+        sk = self._place(key)
         if sk is None and key not in self.step_key_set:
             self.note_unread((key,))
         if len(self.placed) < KEYS_KEPT * 2:  # a cache, capped like what it caches
             self.placed[key] = sk
         return sk
 
-    def kept(self, metrics: Mapping[str, Any]) -> tuple[str, ...]:
-        """The keys of a record whose values are read, in the record's order; the others are noted
-        in `unread` (as `step_key` does for each key). A log() call writes the same keys record after
-        record: the keys of one shape are looked at once (noting a key again changes nothing)."""
-        shape = tuple(metrics)
-        kept = self._shapes.get(shape)
-        if kept is None:
-            keep, found = self.keys, []
-            for key in shape:
-                if keep is None or key in keep:
-                    found.append(key)
-                    self.step_key(key)  # a kept key of no known namespace is noted unread
-                else:
-                    self.note_unread((key,))
-            kept = tuple(found)
-            if len(self._shapes) < _SHAPES_KEPT:  # a cache, capped: hostile records of ever new keys
-                self._shapes[shape] = kept
-        return kept
+    def _place(self, key: str) -> str | None:
+        """`step_key`'s answer, worked out (not cached, `key` not noted)."""
+        named = self.renames.get(key, key)
+        sk = None if key in self.step_key_set else self.step_keys.get(named.split("/", 1)[0])
+        return None if sk is not None and self.keys is not None and key not in self.keys else sk
+
+    def kept(self, metrics: Mapping[str, Any], note: bool = True) -> Mapping[str, str | None]:
+        """The keys of a record whose values are read, in the record's order, each with its step key
+        (as `step_key` gives it); the others are noted in `unread`, unless `note` is False (a look at
+        a record that may yet be skipped). A log() call writes the same keys record after record: the
+        keys of one shape are looked at once, and noted once."""
+        plan = self._last_plan
+        if metrics is not self._last:  # else asked again of one record (a reader's exactness check, then its put)
+            shape = tuple(metrics)
+            found = self._shapes.get(shape)
+            if found is None:
+                found = self._plan(shape)
+                if len(self._shapes) < _SHAPES_KEPT:  # a cache, capped: hostile records of ever new keys
+                    self._shapes[shape] = found
+            self._last = metrics
+            plan = self._last_plan = found
+        if note and plan.unread:
+            self.note_unread(plan.unread)
+            plan.unread = ()
+        return plan.kept
+
+    def _plan(self, shape: tuple[str, ...]) -> _Plan:
+        keep, kept, unread = self.keys, {}, []
+        for key in shape:
+            if keep is None or key in keep:
+                sk = kept[key] = self._place(key)
+                if sk is None and key not in self.step_key_set:
+                    unread.append(key)  # a kept key of no known namespace
+            else:
+                unread.append(key)
+        return _Plan(kept, tuple(unread))
 
     def note_unread(self, keys: Collection[str]) -> None:
         """Remember keys that are not read: by name up to KEYS_KEPT, then counted up to KEYS_COUNTED."""
@@ -203,6 +228,10 @@ class Collector:
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
+        elif not attempt and not self.attempts and (steps := series._steps) and step > steps[-1]:
+            steps.append(step)  # the usual value: Series.replace's first case, without a call per value
+            series._values.append(value)
+            return
         if attempt or self.attempts:
             old = self.attempts.pop((key, step), 0)
             if attempt:
@@ -211,8 +240,7 @@ class Collector:
                 series[step] = value  # a retry: a higher attempt of the step, no re-log
                 return
         if series.replace(step, value):
-            sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
-            self._relogged.setdefault((self.path, sk), set()).add(step)
+            self._relogged.setdefault((self.path, self._place(key) or ""), set()).add(step)
 
     def put_invalid(
         self, key: str, step: int, raw: Any, attempt: int = 0, *, line: int = 0, text: str | None = None
@@ -241,7 +269,7 @@ class Collector:
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
-        series[step] = float(step)
+        series.replace(step, float(step))
 
     def cut(self, path: str, line: int, what: str = "line", where: str = "") -> None:
         """The last line (a TensorBoard file's: record, cut `where`) of a file is cut (the run may

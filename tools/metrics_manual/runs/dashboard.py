@@ -14,7 +14,7 @@ from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.jsonl import exact_value, exact_values, records
+from metrics_manual.runs.jsonl import exact_fields, exact_values, records
 from metrics_manual.runs.values import as_step, not_a_step, number
 
 
@@ -23,18 +23,15 @@ def read(path: Path, rel: str, out: Collector) -> None:
 
     def exact(record: Any, spelled: bool) -> bool:
         """Only the values put_record reads are made exact: the record's own fields and the kept keys'
-        values. A record holds a hundred values and judge reads a few: the others' names are all it
-        notes, and orjson reads names as json.loads does. Looking at every value costs as much as
-        json.loads itself (docs/benchmarks.md: judge is to stay faster than a json.loads loop)."""
+        values (their keys not noted here: put_record notes them, unless it skips the record). A record
+        holds a hundred values and judge reads a few: the others' names are all it notes, and orjson
+        reads names as json.loads does. Looking at every value costs as much as json.loads itself
+        (docs/benchmarks.md: judge is to stay faster than a json.loads loop)."""
         metrics = record.get("metrics") if type(record) is dict else None
-        if type(metrics) is not dict or out.keys is None:
+        if type(metrics) is not dict:
             return exact_values(record, spelled)
-        for fields, keys in ((record, [k for k in record if k != "metrics"]), (metrics, metrics.keys() & out.keys)):
-            for key in keys:
-                ok, fields[key] = exact_value(fields[key], spelled)
-                if not ok:
-                    return False
-        return True
+        own = [k for k in record if k != "metrics"]
+        return exact_fields(record, own, spelled) and exact_fields(metrics, out.kept(metrics, False), spelled)
 
     first = last = None  # the first and last records' `ts`: the file's span (the rules of a merge)
     for n, record in records(path, rel, out, exact=exact):
@@ -55,6 +52,7 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
     step_key_set = out.step_key_set
     own_key, own_raw = record.get("step_key"), record.get("step")
     own_step = as_step(own_raw)
+    put_own = None
     if isinstance(own_key, str) and own_key in step_key_set:  # a list as step_key is no step key
         if own_step is None and own_raw is not None:
             out.problem(rel, n, not_a_step("step", own_raw), code=codes.NOT_A_STEP)
@@ -67,12 +65,12 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
             return False
         if own_step is not None:
             out.put_step(own_key, own_step)
+            put_own = own_key  # its value in metrics, when it has one, is the same step
     steps: dict[str, int] = {}  # each step key's step, read once a record (not once a value)
-    for key in out.kept(metrics):
+    for key, sk in out.kept(metrics).items():
         value = metrics[key]
-        sk = out.step_key(key)
         if sk is None:
-            if key in step_key_set and (step := as_step(value)) is not None:
+            if key in step_key_set and key != put_own and (step := as_step(value)) is not None:
                 out.put_step(key, step)
             continue
         step = steps.get(sk)

@@ -56,9 +56,8 @@ def metric(event: dict[str, Any], n: int, rel: str, out: Collector, missing_step
                 out.problem(rel, n, not_a_step(own, raw), code=codes.NOT_A_STEP)
                 return
             steps[own] = step
-    for key in out.kept(metrics):
+    for key, sk in out.kept(metrics).items():
         value = metrics[key]
-        sk = out.step_key(key)
         if sk is None:
             if key in steps:  # a step key with a step
                 out.put_step(key, steps[key])

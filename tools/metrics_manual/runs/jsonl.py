@@ -101,32 +101,27 @@ def _spell(line: bytes, at: int, token: bytes, spelling: bytes) -> bytes | None:
 def exact_values(value: Any, spelled: bool) -> bool:
     """Whether orjson read the value as json.loads does (no float of 2^63 or more: it may be an integer
     beyond 64 bits); `spelled`: each spelled token is read back as its float, in place."""
-    if type(value) is not dict and type(value) is not list:
-        return type(value) is not float or -BIG < value < BIG
-    for k, v in value.items() if type(value) is dict else enumerate(value):
+    if type(value) is dict:
+        return exact_fields(value, value, spelled)
+    if type(value) is list:
+        return exact_fields(value, range(len(value)), spelled)
+    return type(value) is not float or -BIG < value < BIG
+
+
+def exact_fields(fields: Any, keys: Iterable[Any], spelled: bool) -> bool:
+    """`exact_values` for the values of `keys` in `fields` (a dict or a list) only."""
+    for k in keys:
+        v = fields[k]
         kind = type(v)
         if kind is float:
             if not -BIG < v < BIG:
                 return False
         elif kind is str:
             if spelled and v in SPELLED:
-                value[k] = SPELLED[v]
+                fields[k] = SPELLED[v]
         elif (kind is dict or kind is list) and not exact_values(v, spelled):
             return False
     return True
-
-
-def exact_value(value: Any, spelled: bool) -> tuple[bool, Any]:
-    """`exact_values` for one value: whether orjson read it as json.loads does, and the value as
-    json.loads reads it."""
-    kind = type(value)
-    if kind is float:
-        return -BIG < value < BIG, value
-    if kind is str:
-        return True, SPELLED.get(value, value) if spelled else value
-    if kind is dict or kind is list:
-        return exact_values(value, spelled), value
-    return True, value
 
 
 # --- a file's records, with their findings ---------------------------------------------------
