@@ -30,8 +30,13 @@ def may_be_metric(line: bytes) -> bool:
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
     for n, event in records(path, rel, out, may_be_metric):
-        if isinstance(event, dict) and event.get("type") == "metric":
-            metric(event, n, rel, out, missing_step)
+        put_event(event, n, rel, out, missing_step)
+
+
+def put_event(event: Any, n: int, rel: str, out: Collector, missing_step: set[str]) -> None:
+    """Put the values of event `n` when it is a metric event (other events are not read)."""
+    if isinstance(event, dict) and event.get("type") == "metric":
+        metric(event, n, rel, out, missing_step)
 
 
 def metric(event: dict[str, Any], n: int, rel: str, out: Collector, missing_step: set[str]) -> None:

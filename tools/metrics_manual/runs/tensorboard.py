@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -118,51 +119,76 @@ def _event_parser() -> Callable[[bytes], Any]:
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
-    parse = _event_parser()
-    crc = _crc32c()
-    size = path.stat().st_size
-    step_key, put, step_key_set = out.step_key, out.put, out.step_key_set
-    n = 0
-    with path.open("rb") as fh:
-        try:
-            for data in frames(fh, crc):
-                n += 1
-                try:
-                    event = parse(data)
-                except Exception as exc:  # a protobuf DecodeError: bytes whose checksums match, not an event
-                    why = f"corrupt event record {n}: {str(exc)[:200] or type(exc).__name__}; the rest of the file was skipped"
-                    out.problem(rel, n, why, code=codes.CORRUPT_LINE)
-                    break
-                if not event.HasField("summary"):
-                    continue
-                step = event.step
-                if not 0 <= step <= MAX_STEP:
-                    why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
-                    out.problem(rel, n, why, code=codes.NOT_A_STEP)
-                    continue
-                for v in event.summary.value:
-                    tag = v.tag
-                    sk = step_key(tag)
-                    if sk is None:
-                        if tag in step_key_set:
-                            out.put_step(tag, step)
+    EventFile(path, rel).read(out)
+
+
+@dataclass
+class EventFile:
+    """Where reading one event file stands: the bytes of its whole records read, the records counted,
+    and whether a bad record stopped it; so the file of a live run is read on from there as it grows."""
+
+    path: Path
+    rel: str
+    offset: int = 0
+    records: int = 0
+    stopped: bool = False  # a bad record: the rest of the file is skipped
+
+    def read(self, out: Collector, ended: bool = True) -> None:
+        """Put the scalars of the records from `offset` to the end of the file as it is now. `ended`:
+        the file is complete, so a record cut at its end is a warning; else it waits to be read whole."""
+        if self.stopped:
+            return
+        parse = _event_parser()
+        crc = _crc32c()
+        rel = self.rel
+        start, size = self.offset, self.path.stat().st_size
+        step_key, put, step_key_set = out.step_key, out.put, out.step_key_set
+        with self.path.open("rb") as fh:
+            fh.seek(self.offset)
+            try:
+                for data in frames(fh, crc):
+                    self.records += 1
+                    self.offset += 16 + len(data)
+                    n = self.records
+                    try:
+                        event = parse(data)
+                    except Exception as exc:  # a protobuf DecodeError: bytes whose checksums match, not an event
+                        why = f"corrupt event record {n}: {str(exc)[:200] or type(exc).__name__}; the rest of the file was skipped"
+                        out.problem(rel, n, why, code=codes.CORRUPT_LINE)
+                        self.stopped = True
+                        break
+                    if not event.HasField("summary"):
                         continue
-                    kind = v.WhichOneof("value")
-                    if kind == "simple_value":
-                        put(tag, step, v.simple_value)
-                    elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
-                        value, why = _tensor_scalar(v.tensor)
-                        if value is None:
-                            out.put_invalid(tag, step, None, line=n, text=why)
-                        else:
-                            put(tag, step, value)
-        except Cut as exc:
-            out.cut(rel, n + 1, "record", f"in its {exc.args[0]}")
-        except Corrupt as exc:
-            why = f"corrupt event record {n + 1}: {exc.args[0]}; the rest of the file was skipped"
-            out.problem(rel, n + 1, why, code=codes.CORRUPT_LINE)
-    if out.progress:
-        out.progress(size)
+                    step = event.step
+                    if not 0 <= step <= MAX_STEP:
+                        why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
+                        out.problem(rel, n, why, code=codes.NOT_A_STEP)
+                        continue
+                    for v in event.summary.value:
+                        tag = v.tag
+                        sk = step_key(tag)
+                        if sk is None:
+                            if tag in step_key_set:
+                                out.put_step(tag, step)
+                            continue
+                        kind = v.WhichOneof("value")
+                        if kind == "simple_value":
+                            put(tag, step, v.simple_value)
+                        elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
+                            value, why = _tensor_scalar(v.tensor)
+                            if value is None:
+                                out.put_invalid(tag, step, None, line=n, text=why)
+                            else:
+                                put(tag, step, value)
+            except Cut as exc:
+                if ended:
+                    out.cut(rel, self.records + 1, "record", f"in its {exc.args[0]}")
+            except Corrupt as exc:
+                why = f"corrupt event record {self.records + 1}: {exc.args[0]}; the rest of the file was skipped"
+                out.problem(rel, self.records + 1, why, code=codes.CORRUPT_LINE)
+                self.stopped = True
+        if out.progress:
+            out.progress(size - start)
 
 
 def _tensor_scalar(tensor: Any) -> tuple[float | None, str]:

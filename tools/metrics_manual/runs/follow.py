@@ -1,0 +1,268 @@
+"""A run read as it grows (judge --follow): each file's reader resumed where it stopped.
+
+    follower = RunFollower([Path("dump")], step_keys, keys=..., renames=...)
+    while ...:
+        if follower.poll():              # what the files gained since the last poll
+            run = follower.snapshot()    # the Run of what was read so far
+    run = follower.final()               # the Run `read_run` reads from the same files
+
+Each file keeps its own Collector and where its reading stands:
+
+- the event log and the dashboard log are appended to: their lines are read on from the byte
+  where the last read stopped (runs/lines.py's LineCursor); a line no newline ends yet is
+  waited for, never reported while it may still be written;
+- TensorBoard's event files are appended records, read on from the end of the last whole record
+  (runs/tensorboard.py's EventFile); a cut record is waited for the same way;
+- any other form is read again from the start, into a new Collector, when the file's size, time
+  or inode changes: Miles rewrites the CI history whole on every log() (a temp file renamed over
+  it), and a W&B CSV is exported whole;
+- a file replaced by another (a new inode, or shorter than what was read: Miles' event logger
+  opens its file per write so that a checkpoint's snapshot can replace it) is read again from
+  the start; a file gone is dropped; new files in the folders given join the run.
+
+`snapshot` merges the files' collectors as `read_run` merges files (in the order it reads them)
+and leaves out what only the end can tell (a cut last line, a file with no metric); `final`
+reads each file to its end, its last line or record included, and gives the Run that `read_run`
+gives for the same files. Bytes read are not kept: memory is the judged keys' values, as judge's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metrics_manual.diagnostics import codes
+from metrics_manual.runs import dashboard, events
+from metrics_manual.runs.collect import Collector
+from metrics_manual.runs.forms import BY_NAME, detect, looks_like
+from metrics_manual.runs.jsonl import ended_records, last_record
+from metrics_manual.runs.lines import LineCursor
+from metrics_manual.runs.read import RunInputError, assemble, folder_files, reading, run_files
+from metrics_manual.runs.series import Run
+from metrics_manual.runs.tensorboard import EventFile
+from metrics_manual.text import shown_path
+
+# The forms whose files only grow by lines at their end, read on from where reading stopped: the
+# lines a reader skips unparsed, and what it does with a record (its state: the keys already said
+# to be logged without their step key).
+PutRecord = Callable[[Any, int, str, Collector, set[str]], None]
+APPENDED_LINES: dict[str, tuple[Callable[[bytes], bool] | None, PutRecord]] = {
+    "events": (events.may_be_metric, events.put_event),
+    "dashboard": (None, dashboard.put_record),
+}
+_REFUSED = (codes.NO_SUCH_RUN_FILE, codes.NOT_A_RUN_FILE)  # bad paths, never waited for
+APPENDED_RECORDS = frozenset({"tensorboard"})  # files of TFRecords, read on from the last whole one
+
+
+def _appended(form: str) -> bool:
+    """Whether files of `form` grow only at their end (read on), not written whole (read again)."""
+    return form in APPENDED_LINES or form in APPENDED_RECORDS
+
+
+class Gone(Exception):
+    """The file went away while it was being read (a CI history's temp file renamed over its file)."""
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+@dataclass
+class _File:
+    """One file of the run and where reading it stands."""
+
+    path: Path
+    form: str
+    out: Collector
+    identity: tuple[int, int] = (0, 0)
+    seen: tuple[int, int] = (-1, -1)  # size and mtime at the last read
+    cursor: LineCursor | None = None
+    records: EventFile | None = None
+    missing_step: set[str] = field(default_factory=set)
+    broken: bool = False  # the reader stopped on an error (an OSError ...): the end reads it again
+
+    @property
+    def rel(self) -> str:
+        return self.out.path
+
+    def read_on(self, st: os.stat_result, live: bool = True) -> bool:
+        """Read what the file gained since the last read (`st`: its stat now); True when anything was
+        read. `live`: a file gone meanwhile raises Gone (it is dropped), else it is a finding, as judge's."""
+        seen = (st.st_size, st.st_mtime_ns)
+        if seen == self.seen or self.broken:
+            return False
+        self.seen = seen
+        with reading(self.form, self.rel, self.out):
+            try:
+                self._read_on()
+            except FileNotFoundError:
+                if live:
+                    raise Gone from None
+                self.broken = True
+                raise
+            except BaseException:
+                self.broken = True
+                raise
+        return True
+
+    def _read_on(self) -> None:
+        out, rel = self.out, self.rel
+        if self.form in APPENDED_LINES:
+            wanted, put = APPENDED_LINES[self.form]
+            self.cursor = self.cursor or LineCursor(self.path)
+            for n, record in ended_records(self.cursor, rel, out, wanted):
+                put(record, n, rel, out, self.missing_step)
+        elif self.form in APPENDED_RECORDS:
+            self.records = self.records or EventFile(self.path, rel)
+            self.records.read(out, ended=False)
+        else:  # written whole: read whole once, by the form's own reader (a change makes a new _File)
+            BY_NAME[self.form].read(self.path, rel, out)
+
+    def read_last(self) -> None:
+        """The end of a complete file: its last line or record, cut or not, as judge reads it."""
+        with reading(self.form, self.rel, self.out):
+            if self.cursor is not None:
+                wanted, put = APPENDED_LINES[self.form]
+                for n, record in last_record(self.cursor, self.rel, self.out):
+                    put(record, n, self.rel, self.out, self.missing_step)
+            elif self.records is not None:
+                self.records.read(self.out, ended=True)
+
+
+class RunFollower:
+    """The files of one run (`paths`, as judge takes them), each read as it grows."""
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        step_keys: Mapping[str, str],
+        input_format: str = "auto",
+        keys: Collection[str] | None = None,
+        renames: Mapping[str, str] | None = None,
+    ) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.step_keys = dict(step_keys)
+        self.input_format = input_format
+        self.keys = keys
+        self.renames = renames
+        self._files: dict[Path, _File] = {}
+        self._order: list[tuple[Path, str]] = []  # the files of the run, in the order read_run reads them
+        self._unknown: dict[Path, tuple[int, int, int]] = {}  # a file of no known form (yet): its inode, size, mtime
+
+    def check(self) -> None:
+        """Raise RunInputError for what judge refuses before it reads (a path that does not exist, a
+        pipe, a device); a file or folder holding nothing of a known form yet is waited for."""
+        try:
+            run_files(self.paths, self.input_format)
+        except RunInputError as err:
+            refused = [f for f in err.findings if f.code in _REFUSED]
+            if refused:
+                raise RunInputError(refused) from None
+
+    # --- where the files are -----------------------------------------------------------------
+
+    def _form(self, file: Path, st: os.stat_result, named: bool) -> str | None:
+        """The form of a file, as read_run's run_files tells it (`named`: given as a path, not found
+        in a folder); a file of no known form is looked at again only when it changes."""
+        if self.input_format != "auto":
+            return self.input_format if named or looks_like(file, self.input_format) else None
+        known = self._files.get(file)
+        if known is not None and known.identity == _identity(st):
+            return known.form
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._unknown.get(file) == stamp:
+            return None
+        form = detect(file)
+        if form is None:
+            self._unknown[file] = stamp
+        else:
+            self._unknown.pop(file, None)
+        return form
+
+    def _found(self) -> Iterator[tuple[Path, str, os.stat_result]]:
+        """Each file of the run now, with its form and stat, in read_run's order; a file that is not
+        there (yet) or of no known form (yet: an empty file, a first line still being written) is
+        passed over, to be looked at again at the next poll."""
+        for path in self.paths:
+            named = not path.is_dir()
+            for file in [path] if named else folder_files(path):
+                try:
+                    st = file.stat()
+                except OSError:
+                    continue
+                if not named or file.is_file():
+                    form = self._form(file, st, named)
+                    if form is not None:
+                        yield file, form, st
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def _collector(self, file: Path) -> Collector:
+        out = Collector(self.step_keys, keys=self.keys, renames=self.renames)
+        out.begin(shown_path(file))
+        return out
+
+    def _state(self, file: Path, form: str, st: os.stat_result) -> tuple[_File, bool]:
+        """The reading state of `file`: a new one when the file is new, of another form, replaced
+        (another inode, or shorter than what was read) or, for a form written whole, changed at
+        all; True when it is new."""
+        f = self._files.get(file)
+        if (
+            f is None
+            or f.form != form
+            or f.identity != _identity(st)
+            or st.st_size < f.seen[0]
+            or (f.seen != (st.st_size, st.st_mtime_ns) and not _appended(form))
+        ):
+            f = self._files[file] = _File(file, form, self._collector(file), _identity(st))
+            return f, True
+        return f, False
+
+    def poll(self) -> bool:
+        """Read what the run's files gained since the last poll; True when anything changed (a file
+        new, gone or replaced, new lines or records)."""
+        changed = False
+        order = []
+        for file, form, st in self._found():
+            f, new = self._state(file, form, st)
+            try:
+                changed |= f.read_on(st) or new
+            except Gone:  # gone between its stat and its read: dropped, as if never seen
+                del self._files[file]
+                continue
+            order.append((file, form))
+        gone = set(self._files) - {file for file, _ in order}
+        for file in gone:
+            del self._files[file]
+        changed |= bool(gone) or order != self._order
+        self._order = order
+        return changed
+
+    def _run(self, files: list[tuple[Path, str]], warnings: list[Any], total: int) -> Run:
+        merged = Collector(self.step_keys, keys=self.keys, renames=self.renames)
+        for file, _ in files:
+            merged.absorb(self._files[file].out)
+        return assemble(self.paths, files, warnings, merged, self.step_keys, self.renames, total)
+
+    def snapshot(self) -> Run:
+        """The Run of what was read so far. What only a complete file can tell is left out: a cut last
+        line (it is waited for), a folder with no file yet, files that hold no metric (yet)."""
+        return self._run(self._order, [], 0)
+
+    def final(self) -> Run:
+        """The run read to the end of each file, as `read_run` reads the same files now: the same
+        files (RunInputError as it raises it), their last lines or records, the same findings."""
+        files, warnings = run_files(self.paths, self.input_format)
+        total = 0
+        for file, form in files:
+            st = file.stat()
+            total += st.st_size
+            f, _ = self._state(file, form, st)
+            if f.broken:  # read again whole, as read_run reads it
+                f = self._files[file] = _File(file, form, self._collector(file), _identity(st))
+            f.read_on(st, live=False)
+            f.read_last()
+        return self._run(files, warnings, total)
