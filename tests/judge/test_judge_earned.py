@@ -25,7 +25,8 @@ import run_forms
 from conftest import run_cli
 from judge_fixture import judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import Judgement, Span, judged_keys
+from metrics_manual.judge.rules import judged_keys
+from metrics_manual.judge.verdict import Judgement, Span
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import collect
 from metrics_manual.runs import lines as run_lines

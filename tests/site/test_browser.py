@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from browser_helpers import served
-from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
-from metrics_manual.exports.formats import EXPORT_FORMATS
+from conftest import REAL_TREE, TINY_CATALOG, TINY_PROFILE, copy_repo
+from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
 from metrics_manual.source.load import Manual, load_manual
@@ -117,7 +117,7 @@ REAL_ONLY = pytest.mark.one_site("real")
 FIXTURE_ONLY = pytest.mark.one_site("two-profiles")
 
 
-@pytest.fixture(scope="module", params=["real", "two-profiles"])
+@pytest.fixture(scope="module", params=[pytest.param("real", marks=REAL_TREE), "two-profiles"])
 def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """(project root, base URL, site folder) of a built and served site."""
     base_dir = tmp_path_factory.mktemp("b") / "manual"
@@ -660,7 +660,7 @@ def test_every_link_resolves(site) -> None:
 def test_profile_page_links_downloads_that_exist(reads, manual) -> None:
     for p in manual.profiles:
         links = reads["desktop"][f"profiles/{p.id}/"]["downloads"]
-        assert len(links) == len(EXPORT_FORMATS) + 1  # each format and the profile's JSON Schema
+        assert len(links) == len(FILE_FORMATS) + 1  # each file format and the profile's JSON Schema
         for href in links:
             with urllib.request.urlopen(href, timeout=5) as response:  # noqa: S310 - the local server
                 assert response.status == 200, href

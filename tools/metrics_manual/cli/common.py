@@ -15,6 +15,10 @@ from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.disk.files import settle
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
+# What works without a project: judge takes an exported profile's file (docs/judging.md).
+OUTSIDE = (
+    "; outside a project, judge a run with an exported profile: --profile FILE (as `metrics-manual export` writes it)"
+)
 
 
 def find_root(value: str | None) -> Path:
@@ -32,13 +36,17 @@ def _find(value: str | None) -> Path:
     if value:
         root = Path(value).resolve()
         if not (root / "ranges").is_dir():
-            raise UsageError(f"no ranges/ folder in --root {value}; pass the project root (the folder with ranges/)")
+            raise UsageError(
+                f"no ranges/ folder in --root {value}; pass the project root (the folder with ranges/){OUTSIDE}"
+            )
         return root
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
         if (folder / "ranges").is_dir():
             return folder
-    raise UsageError(f"no ranges/ folder in {here} or any folder above it; run inside a project or pass --root DIR")
+    raise UsageError(
+        f"no ranges/ folder in {here} or any folder above it; run inside a project or pass --root DIR{OUTSIDE}"
+    )
 
 
 def root_option(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,11 +8,10 @@
 
 Each file keeps its own Collector and where its reading stands:
 
-- the event log and the dashboard log are appended to: their lines are read on from the byte
-  where the last read stopped (runs/lines.py's LineCursor); a line no newline ends yet is
-  waited for, never reported while it may still be written;
-- TensorBoard's event files are appended records, read on from the end of the last whole record
-  (runs/tensorboard.py's EventFile); a cut record is waited for the same way;
+- a form Miles appends to (the event log, the dashboard log, TensorBoard's event files) has a
+  reader that reads on where it stopped (its RunForm's `tail`: EventLog, DashboardLog, EventFile);
+  a line no newline ends yet (a record cut at the end) waits, never reported while it may still
+  be written;
 - any other form is read again from the start, into a new Collector, when the file's size, time
   or inode changes: Miles rewrites the CI history whole on every log() (a temp file renamed over
   it), and a W&B CSV is exported whole;
@@ -29,37 +28,19 @@ gives for the same files. Bytes read are not kept: memory is the judged keys' va
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from metrics_manual.diagnostics import codes
-from metrics_manual.runs import dashboard, events
+from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.forms import BY_NAME, detect, looks_like
-from metrics_manual.runs.jsonl import ended_records, last_record
-from metrics_manual.runs.lines import LineCursor
+from metrics_manual.runs.forms import BY_NAME, Tail, detect, looks_like
 from metrics_manual.runs.read import RunInputError, assemble, folder_files, reading, run_files
 from metrics_manual.runs.series import Run
-from metrics_manual.runs.tensorboard import EventFile
 from metrics_manual.text import shown_path
 
-# The forms whose files only grow by lines at their end, read on from where reading stopped: the
-# lines a reader skips unparsed, and what it does with a record (its state: the keys already said
-# to be logged without their step key).
-PutRecord = Callable[[Any, int, str, Collector, set[str]], None]
-APPENDED_LINES: dict[str, tuple[Callable[[bytes], bool] | None, PutRecord]] = {
-    "events": (events.may_be_metric, events.put_event),
-    "dashboard": (None, dashboard.put_record),
-}
 _REFUSED = (codes.NO_SUCH_RUN_FILE, codes.NOT_A_RUN_FILE)  # bad paths, never waited for
-APPENDED_RECORDS = frozenset({"tensorboard"})  # files of TFRecords, read on from the last whole one
-
-
-def _appended(form: str) -> bool:
-    """Whether files of `form` grow only at their end (read on), not written whole (read again)."""
-    return form in APPENDED_LINES or form in APPENDED_RECORDS
 
 
 class Gone(Exception):
@@ -79,9 +60,7 @@ class _File:
     out: Collector
     identity: tuple[int, int] = (0, 0)
     seen: tuple[int, int] = (-1, -1)  # size and mtime at the last read
-    cursor: LineCursor | None = None
-    records: EventFile | None = None
-    missing_step: set[str] = field(default_factory=set)
+    tail: Tail | None = None  # the reader that reads on, for a form appended to
     broken: bool = False  # the reader stopped on an error (an OSError ...): the end reads it again
 
     @property
@@ -97,7 +76,7 @@ class _File:
         self.seen = seen
         with reading(self.form, self.rel, self.out):
             try:
-                self._read_on()
+                self._read(ended=False)
             except FileNotFoundError:
                 if live:
                     raise Gone from None
@@ -108,28 +87,22 @@ class _File:
                 raise
         return True
 
-    def _read_on(self) -> None:
-        out, rel = self.out, self.rel
-        if self.form in APPENDED_LINES:
-            wanted, put = APPENDED_LINES[self.form]
-            self.cursor = self.cursor or LineCursor(self.path)
-            for n, record in ended_records(self.cursor, rel, out, wanted):
-                put(record, n, rel, out, self.missing_step)
-        elif self.form in APPENDED_RECORDS:
-            self.records = self.records or EventFile(self.path, rel)
-            self.records.read(out, ended=False)
-        else:  # written whole: read whole once, by the form's own reader (a change makes a new _File)
-            BY_NAME[self.form].read(self.path, rel, out)
+    def _read(self, ended: bool) -> None:
+        form = BY_NAME[self.form]
+        if form.tail is not None:
+            self.tail = self.tail or form.tail(self.path, self.rel)
+            self.tail.read(self.out, ended)
+        elif not ended:  # written whole: read whole once, by the form's own reader (a change makes a new _File)
+            form.read(self.path, self.rel, self.out)
 
     def read_last(self) -> None:
         """The end of a complete file: its last line or record, cut or not, as judge reads it."""
         with reading(self.form, self.rel, self.out):
-            if self.cursor is not None:
-                wanted, put = APPENDED_LINES[self.form]
-                for n, record in last_record(self.cursor, self.rel, self.out):
-                    put(record, n, self.rel, self.out, self.missing_step)
-            elif self.records is not None:
-                self.records.read(self.out, ended=True)
+            self._read(ended=True)
+
+    def float32(self) -> set[str]:
+        """The keys read from it, when its form stores float32."""
+        return set(self.out.series) if BY_NAME[self.form].float32 else set()
 
 
 class RunFollower:
@@ -215,7 +188,7 @@ class RunFollower:
             or f.form != form
             or f.identity != _identity(st)
             or st.st_size < f.seen[0]
-            or (f.seen != (st.st_size, st.st_mtime_ns) and not _appended(form))
+            or (f.seen != (st.st_size, st.st_mtime_ns) and BY_NAME[form].tail is None)
         ):
             f = self._files[file] = _File(file, form, self._collector(file), _identity(st))
             return f, True
@@ -241,11 +214,13 @@ class RunFollower:
         self._order = order
         return changed
 
-    def _run(self, files: list[tuple[Path, str]], warnings: list[Any], total: int) -> Run:
+    def _run(self, files: list[tuple[Path, str]], warnings: list[Finding], total: int) -> Run:
         merged = Collector(self.step_keys, keys=self.keys, renames=self.renames)
+        float32: set[str] = set()
         for file, _ in files:
             merged.absorb(self._files[file].out)
-        return assemble(self.paths, files, warnings, merged, self.step_keys, self.renames, total)
+            float32 |= self._files[file].float32()
+        return assemble(self.paths, files, warnings, merged, self.step_keys, self.renames, total, float32)
 
     def snapshot(self) -> Run:
         """The Run of what was read so far. What only a complete file can tell is left out: a cut last

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Protocol
 
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
@@ -70,6 +71,14 @@ class Head:
         return {c.strip().strip('"') for c in first.decode("utf-8", "replace").split(",")}
 
 
+class Tail(Protocol):
+    """A reader of one file that reads on where it stopped, as the file grows."""
+
+    def read(self, out: Collector, ended: bool = True) -> None:
+        """Put what the file holds from where reading stopped; `ended`: the file is complete (its
+        last line or record is read, a cut one a warning), else what may still be written waits."""
+
+
 @dataclass(frozen=True)
 class RunForm:
     """One form: its name (--input-format), the file names a folder search takes for it when it is
@@ -79,6 +88,10 @@ class RunForm:
     named: Callable[[str], bool]
     detect: Callable[[Head], bool]
     read: Callable[[Path, str, Collector], None]
+    float32: bool = False  # it stores a value as float32: judge compares its values at float32 precision
+    # A file of the form grows only at its end (Miles appends to it): its reader for one file (the
+    # path, the name findings show it by), which reads on (judge --follow). None: written whole.
+    tail: Callable[[Path, str], Tail] | None = None
 
 
 def _json_lines(name: str) -> bool:
@@ -95,10 +108,25 @@ FORMS: tuple[RunForm, ...] = (
         _json_lines,
         lambda h: b"type" in h.keys and (b"timestamp" in h.keys or b"source" in h.keys),
         events.read,
+        tail=events.EventLog,
     ),
-    RunForm("dashboard", _json_lines, lambda h: {b"step_key", b"metrics"} <= h.keys, dashboard.read),
+    RunForm(
+        "dashboard",
+        _json_lines,
+        lambda h: {b"step_key", b"metrics"} <= h.keys,
+        dashboard.read,
+        tail=dashboard.DashboardLog,
+    ),
+    # Rewritten whole on every log() (a temp file renamed over it): read again when it changes.
     RunForm("ci-history", _json_lines, lambda h: {b"metric", b"series"} <= h.keys, ci_history.read),
-    RunForm("tensorboard", lambda name: "tfevents" in name, lambda h: "tfevents" in h.name, tensorboard.read),
+    RunForm(  # a scalar's simple_value is a float32
+        "tensorboard",
+        lambda name: "tfevents" in name,
+        lambda h: "tfevents" in h.name,
+        tensorboard.read,
+        float32=True,
+        tail=tensorboard.EventFile,
+    ),
     RunForm("wandb-csv", lambda name: name.endswith(".csv"), lambda h: _wandb_header(h.cells), wandb_csv.read),
 )
 BY_NAME = {form.name: form for form in FORMS}

@@ -3,7 +3,7 @@
 `loads` returns what `json.loads` returns for a line (or raises what it raises), read by orjson
 where orjson reads it the same way, which is several times faster. orjson rejects the bare tokens
 NaN, Infinity and -Infinity that Python's json.dumps writes (the dashboard log has them), so
-`_spelled` writes each as a string holding `~` first, and `_exact` reads them back as floats. That
+`_spelled` writes each as a string holding `~` first, and `exact_values` reads them back as floats. That
 is exact when the line holds no `~` and no backslash, and each token is followed by `,`, `}` or `]`:
 a token inside a string would have its added quote close the string, with `~` after it, which no
 JSON allows (orjson fails and json.loads reads the line); a token followed by `,`, `}` or `]` is no
@@ -33,7 +33,7 @@ try:
 except ImportError:  # pragma: no cover - pinned; without it json.loads reads every line
     _orjson = None  # type: ignore[assignment]
 
-_SPELLED: dict[Any, Any] = {"~": math.nan, "~+": math.inf, "~-": -math.inf}  # NaN, Infinity, -Infinity
+SPELLED: dict[Any, Any] = {"~": math.nan, "~+": math.inf, "~-": -math.inf}  # NaN, Infinity, -Infinity
 _FIRST = itemgetter(slice(0, 1))
 _VALUE_ENDS = {b",", b"}", b"]"}
 BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float (json.loads: an int): this large or more
@@ -46,16 +46,21 @@ def loads(line: bytes) -> Any:
     return json.loads(line) if value is NOT_EXACT else value
 
 
-def by_orjson(line: bytes) -> Any:
+# Whether orjson read the values a reader uses as json.loads does, those values made so in place
+# (`exact_values` checks them all; a reader may check only the values it reads: see dashboard.py).
+Exactness = Callable[[Any, bool], bool]
+
+
+def by_orjson(line: bytes, exact: Exactness | None = None) -> Any:
     """The record orjson reads from the line, or NOT_EXACT where json.loads must read it (orjson
-    fails, or may read it otherwise)."""
+    fails, or may read it otherwise). `exact` (default `exact_values`) decides the second."""
     if _orjson is None or (spelled := _spelled(line)) is None:
         return NOT_EXACT
     try:
         value = _orjson.loads(spelled)
-        return value if _exact(value, spelled is not line) else NOT_EXACT
     except (_orjson.JSONDecodeError, RecursionError):
         return NOT_EXACT
+    return value if (exact or exact_values)(value, spelled is not line) else NOT_EXACT
 
 
 def _spelled(line: bytes) -> bytes | None:
@@ -78,7 +83,7 @@ def _spelled(line: bytes) -> bytes | None:
     return line
 
 
-def _exact(value: Any, spelled: bool) -> bool:
+def exact_values(value: Any, spelled: bool) -> bool:
     """Whether orjson read the value as json.loads does (no float of 2^63 or more: it may be an integer
     beyond 64 bits); `spelled`: each spelled token is read back as its float, in place."""
     if type(value) is not dict and type(value) is not list:
@@ -89,11 +94,24 @@ def _exact(value: Any, spelled: bool) -> bool:
             if not -BIG < v < BIG:
                 return False
         elif kind is str:
-            if spelled and v in _SPELLED:
-                value[k] = _SPELLED[v]
-        elif (kind is dict or kind is list) and not _exact(v, spelled):
+            if spelled and v in SPELLED:
+                value[k] = SPELLED[v]
+        elif (kind is dict or kind is list) and not exact_values(v, spelled):
             return False
     return True
+
+
+def exact_value(value: Any, spelled: bool) -> tuple[bool, Any]:
+    """`exact_values` for one value: whether orjson read it as json.loads does, and the value as
+    json.loads reads it."""
+    kind = type(value)
+    if kind is float:
+        return -BIG < value < BIG, value
+    if kind is str:
+        return True, SPELLED.get(value, value) if spelled else value
+    if kind is dict or kind is list:
+        return exact_values(value, spelled), value
+    return True, value
 
 
 # --- a file's records, with their findings ---------------------------------------------------
@@ -105,44 +123,54 @@ _DIGITS = re.compile(r"limit \((\d+) digits\).*value has (\d+) digits")
 
 
 def records(
-    path: Path, rel: str, out: Collector, wanted: Callable[[bytes], bool] | None = None
+    path: Path,
+    rel: str,
+    out: Collector,
+    wanted: Callable[[bytes], bool] | None = None,
+    exact: Exactness | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSON-lines file, streamed: a corrupt line is an error with its
     line, a cut last line (the run may still be writing) a warning, a line longer than MAX_LINE an
     error; all are skipped, as is a record with a key that is not valid Unicode (an error).
     `wanted`: lines it says no to are skipped unread (the last line, when no newline ends it, is
-    always read: it may be cut)."""
+    always read: it may be cut). `exact`: see `by_orjson`."""
     cursor = LineCursor(path)
-    yield from ended_records(cursor, rel, out, wanted)
-    yield from last_record(cursor, rel, out)
+    yield from ended_records(cursor, rel, out, wanted, exact)
+    yield from last_record(cursor, rel, out, exact)
 
 
 def ended_records(
-    cursor: LineCursor, rel: str, out: Collector, wanted: Callable[[bytes], bool] | None = None
+    cursor: LineCursor,
+    rel: str,
+    out: Collector,
+    wanted: Callable[[bytes], bool] | None = None,
+    exact: Exactness | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """`records` of the lines a newline ends, from where `cursor` stands to the end of the file as it
     is now: judge --follow calls it again as the file grows, and `last_record` once it is complete."""
     for n, line in cursor.lines(out.progress):
         if line is None:
             out.problem(rel, n, too_long_message(), code=codes.LINE_TOO_LONG)
-        elif (wanted is None or wanted(line)) and (record := _record(line, n, rel, out, True)) is not None:
+        elif (wanted is None or wanted(line)) and (record := _record(line, n, rel, out, True, exact)) is not None:
             yield n, record
 
 
-def last_record(cursor: LineCursor, rel: str, out: Collector) -> Iterator[tuple[int, Any]]:
+def last_record(
+    cursor: LineCursor, rel: str, out: Collector, exact: Exactness | None = None
+) -> Iterator[tuple[int, Any]]:
     """The record of the line no newline ends, once the file is complete (a cut one is a warning)."""
     if (last := cursor.last()) is not None:
         n, line = last
         if line is None:
             out.problem(rel, n, too_long_message(), code=codes.LINE_TOO_LONG)
-        elif (record := _record(line, n, rel, out, False)) is not None:
+        elif (record := _record(line, n, rel, out, False, exact)) is not None:
             yield n, record
 
 
-def _record(line: bytes, n: int, rel: str, out: Collector, ended: bool) -> Any:
+def _record(line: bytes, n: int, rel: str, out: Collector, ended: bool, exact: Exactness | None = None) -> Any:
     """The record of line `n` (`ended`: a newline ends it), or None when the line is blank or gives a
     finding (made here)."""
-    record = by_orjson(line)  # orjson never returns a lone surrogate
+    record = by_orjson(line, exact)  # orjson never returns a lone surrogate
     if record is not NOT_EXACT:
         return record
     try:

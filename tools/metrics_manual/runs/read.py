@@ -50,9 +50,15 @@ def _special(path: Path) -> str | None:
         return None
 
 
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
 def folder_files(folder: Path) -> list[Path]:
-    """The files a folder of a run is searched in, in name order (hidden ones left out)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    """The files a folder of a run is searched in, in name order. A hidden file or folder is passed
+    over: Miles moves the event folder it restores a checkpoint over aside as .trash_*
+    (miles/utils/audit_utils/event_logger/checkpoint.py)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder)))
 
 
 def run_files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
@@ -149,12 +155,12 @@ def read_run(
     total = sum(f.stat().st_size for f, _ in files)
     out = Collector(step_keys, keys=keys, renames=renames)
     if progress is None:
-        _read(files, out)
+        float32 = _read(files, out)
     else:
         with progress(total) as update:
             out.progress = update
-            _read(files, out)
-    return assemble(paths, files, warnings, out, step_keys, renames, total)
+            float32 = _read(files, out)
+    return assemble(paths, files, warnings, out, step_keys, renames, total, float32)
 
 
 def assemble(
@@ -165,9 +171,11 @@ def assemble(
     step_keys: Mapping[str, str],
     renames: Mapping[str, str] | None,
     total: int,
+    float32: set[str],
 ) -> Run:
-    """The Run of `files` (`run_files`' answer for `paths`, `total` bytes), whose values are in `out`."""
-    run = Run(paths=[shown_path(Path(p)) for p in paths], step_keys=dict(step_keys))
+    """The Run of `files` (`run_files`' answer for `paths`, `total` bytes), whose values are in `out`;
+    `float32`: the keys read from a form that stores float32."""
+    run = Run(paths=[shown_path(Path(p)) for p in paths], step_keys=dict(step_keys), float32=float32)
     run.problems.extend(warnings)
     for _, form in files:
         if form not in run.formats:
@@ -206,14 +214,19 @@ def assemble(
     return run
 
 
-def _read(files: list[tuple[Path, str]], out: Collector) -> None:
-    """Read every file into `out`, each apart (`begin` ... `end`)."""
+def _read(files: list[tuple[Path, str]], out: Collector) -> set[str]:
+    """Read every file into `out`, each apart (`begin` ... `end`); the keys read from a form that
+    stores float32."""
+    float32: set[str] = set()
     for file, form in files:
         rel = shown_path(file)
         out.begin(rel)
         with reading(form, rel, out):
             BY_NAME[form].read(file, rel, out)
+        if BY_NAME[form].float32:
+            float32.update(out.series)  # this file's keys, before `end` hands them to the merge
         out.end()
+    return float32
 
 
 @contextmanager

@@ -8,7 +8,9 @@ the time. Every scalar is read: nothing is sampled, as EventAccumulator's defaul
 (10,000 per tag) would, and nothing but the values is kept. The package's loaders end quietly at
 a bad record; this one says so: a record cut at the end of the file is a warning (still being
 written), any other bad record (a checksum that does not match, an event that does not parse) an
-error, and the rest of that file is skipped.
+error, and the rest of that file is skipped. A scalar is a `simple_value` (torch's SummaryWriter) or
+a one-number tensor of a tag whose first value names the `scalars` plugin (TensorFlow's writer
+keeps that metadata on each tag's first value only): every value of such a tag is read.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -122,33 +123,45 @@ def read(path: Path, rel: str, out: Collector) -> None:
     EventFile(path, rel).read(out)
 
 
-@dataclass
 class EventFile:
-    """Where reading one event file stands: the bytes of its whole records read, the records counted,
-    and whether a bad record stopped it; so the file of a live run is read on from there as it grows."""
+    """Reading one event file, and where it stands: the bytes of its whole records read, the records
+    counted, whether a bad record stopped it, each tag's plugin, the wall times of its first and last
+    summaries (the file's span, the rules of a merge). The file of a live run is read on from there
+    as it grows (judge --follow)."""
 
-    path: Path
-    rel: str
-    offset: int = 0
-    records: int = 0
-    stopped: bool = False  # a bad record: the rest of the file is skipped
+    def __init__(self, path: Path, rel: str) -> None:
+        self.path = path
+        self.rel = rel
+        self.offset = 0
+        self.records = 0
+        self.stopped = False  # a bad record: the rest of the file is skipped
+        # Tag -> the plugin its first value with metadata names: TensorFlow's writer puts the metadata on each
+        # tag's first value only, so a tensor value is a scalar when its tag's first metadata says so.
+        self.plugin_of: dict[str, str] = {}
+        self.first: float | None = None
+        self.last: float | None = None
 
     def read(self, out: Collector, ended: bool = True) -> None:
-        """Put the scalars of the records from `offset` to the end of the file as it is now. `ended`:
-        the file is complete, so a record cut at its end is a warning; else it waits to be read whole."""
-        if self.stopped:
-            return
+        """Put the scalars of the records from where reading stands to the end of the file as it is now.
+        `ended`: the file is complete, so a record cut at its end is a warning; else it waits to be read whole."""
+        if not self.stopped:
+            start, size = self.offset, self.path.stat().st_size
+            self._read(out, ended)
+            if out.progress:
+                out.progress(size - start)
+        out.span(self.first, self.last)
+
+    def _read(self, out: Collector, ended: bool) -> None:
         parse = _event_parser()
         crc = _crc32c()
-        rel = self.rel
-        start, size = self.offset, self.path.stat().st_size
+        rel, plugin_of = self.rel, self.plugin_of
         step_key, put, step_key_set = out.step_key, out.put, out.step_key_set
         with self.path.open("rb") as fh:
             fh.seek(self.offset)
             try:
                 for data in frames(fh, crc):
                     self.records += 1
-                    self.offset += 16 + len(data)
+                    self.offset += 16 + len(data)  # a record: length, its CRC, the bytes, their CRC
                     n = self.records
                     try:
                         event = parse(data)
@@ -159,6 +172,9 @@ class EventFile:
                         break
                     if not event.HasField("summary"):
                         continue
+                    self.last = event.wall_time
+                    if self.first is None:
+                        self.first = self.last
                     step = event.step
                     if not 0 <= step <= MAX_STEP:
                         why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
@@ -174,7 +190,11 @@ class EventFile:
                         kind = v.WhichOneof("value")
                         if kind == "simple_value":
                             put(tag, step, v.simple_value)
-                        elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
+                        elif kind == "tensor":
+                            if tag not in plugin_of and v.HasField("metadata"):
+                                plugin_of[tag] = v.metadata.plugin_data.plugin_name
+                            if plugin_of.get(tag) != "scalars":
+                                continue
                             value, why = _tensor_scalar(v.tensor)
                             if value is None:
                                 out.put_invalid(tag, step, None, line=n, text=why)
@@ -187,8 +207,6 @@ class EventFile:
                 why = f"corrupt event record {self.records + 1}: {exc.args[0]}; the rest of the file was skipped"
                 out.problem(rel, self.records + 1, why, code=codes.CORRUPT_LINE)
                 self.stopped = True
-        if out.progress:
-            out.progress(size - start)
 
 
 def _tensor_scalar(tensor: Any) -> tuple[float | None, str]:
