@@ -8,15 +8,19 @@ judge's on the same files afterwards, and its findings must be the run's faults,
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import run_forms
-from growing import GROWING_FORMS, grow
+from conftest import REPO
+from growing import GROWING_FORMS, Piece, pieces, play
+from growing import lives as grown
 from judge_fixture import clean_run, judged_profile, judged_project
 from metrics_manual.judge.follow import LiveFinding, Reported, follow
 from metrics_manual.judge.rules import judge, judged_keys
@@ -43,23 +47,32 @@ def faulty_run() -> run_forms.Series:
 
 
 def followed(
-    profile: ProfileExport, form: str, run: run_forms.Series, tmp: Path, **grow_kw: object
+    profile: ProfileExport, form: str, run: run_forms.Series, tmp: Path, chunk: int = 97
 ) -> tuple[list[LiveFinding], str, Path]:
     """Follow `run` growing in `form`; the findings, the verdict's JSON, and the live folder."""
     live = tmp / "live"
-    live.mkdir()
+    found, verdict = follow_writes(profile, pieces(form, run, tmp / "src", live, chunk), live)
+    return found, verdict, live
+
+
+def follow_writes(profile: ProfileExport, writes: Iterator[Piece], live: Path) -> tuple[list[LiveFinding], str]:
+    """Follow `live` while a writer thread makes `writes`; the findings and the verdict's JSON."""
+    live.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     error: list[BaseException] = []
 
     def writer() -> None:
         try:
-            grow(form, run, tmp / "src", live, pause=0.002, **grow_kw)  # type: ignore[arg-type]
+            play(writes, pause=0.002)
         except BaseException as exc:  # the test fails on it, after follow ends
             error.append(exc)
         finally:
             stop.set()
 
     follower = RunFollower([live], STEP_KEYS, keys=judged_keys(profile), renames=profile.renames())
+    grew = []  # the polls that read something: the run was read while it grew, not once at the end
+    poll = follower.poll
+    follower.poll = lambda: grew.append(poll()) or grew[-1]  # type: ignore[method-assign]
     found: list[LiveFinding] = []
     thread = threading.Thread(target=writer)
     thread.start()
@@ -67,9 +80,10 @@ def followed(
         verdict, _, why = follow(profile, follower, found.append, rtol=0.1, excluded=StepRanges(), stop=stop, poll=0.01)
     finally:
         thread.join()
-    assert not error, error
+        assert not error, error  # the writer's own failure first
     assert why == "stop received"
-    return found, verdict.to_json(), live
+    assert sum(grew) >= 3, grew
+    return found, verdict.to_json()
 
 
 def judged_after(profile: ProfileExport, live: Path) -> str:
@@ -82,6 +96,33 @@ def test_the_verdict_at_the_end_is_judges_on_the_same_files(form: str, tmp_path:
     found, verdict, live = followed(profile, form, faulty_run(), tmp_path)
     assert verdict == judged_after(profile, live)
     assert '"verdict": "fail"' in verdict and '"verdict": "error"' in verdict
+
+
+MILES_WRITERS = REPO / "tests" / "fixtures" / "miles-writers"
+
+
+@pytest.mark.parametrize(
+    ("root", "lives"),
+    [
+        ("healthy/events", ["."]),
+        ("healthy/dashboard", ["."]),
+        ("healthy/ci-history", ["."]),
+        ("healthy/tensorboard", ["."]),
+        ("tensorboard-tf", ["."]),
+        ("resume/one-file/events", ["."]),  # a retried step, then a process resumed into the same files
+        ("resume/one-file/dashboard", ["."]),
+        ("resume/own-file", ["first", "resumed"]),  # the resumed process in files of its own
+    ],
+)
+def test_files_of_miles_own_writers_growing_give_judges_verdict(
+    root: str, lives: list[str], tmp_path: Path, profile: ProfileExport
+) -> None:
+    base = MILES_WRITERS / root
+    live = tmp_path / "live"
+    writes = (w for life in lives for w in grown([base / life], live / life, chunk=1009))
+    _, verdict = follow_writes(profile, writes, live)
+    assert verdict == judged_after(profile, live)
+    assert json.loads(verdict)["run"]["steps"]["train/step"]["last"] == 99
 
 
 @pytest.mark.parametrize("form", GROWING_FORMS)
@@ -114,11 +155,11 @@ def test_a_clean_run_followed_finds_nothing_and_passes(tmp_path: Path, profile: 
 
 
 def test_a_cut_last_line_is_waited_for_then_said_at_the_end(tmp_path: Path, profile: ProfileExport) -> None:
-    """Pieces of 7 bytes cut nearly every line while it is read: nothing is said of it; a file that
+    """Pieces of 23 bytes cut nearly every line while it is read: nothing is said of it; a file that
     ends inside a line at the end is a warning of the verdict, and of the findings, as judge says it."""
     run = clean_run()
     live = tmp_path / "live"
-    found, verdict, _ = followed(profile, "dashboard", run, tmp_path, chunk=7)
+    found, verdict, _ = followed(profile, "dashboard", run, tmp_path, chunk=23)
     assert found == []
     with (live / "metrics.jsonl").open("ab") as fh:
         fh.write(b'{"ts": 1, "step_key": "rollout/step", "step": 10, "metr')
