@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import run_forms
+from conftest import REPO
 from judge_fixture import clean_run, judged_profile, judged_project
 from metrics_manual.judge.follow import Reported, follow
 from metrics_manual.judge.rules import judge, judged_keys
@@ -171,3 +172,17 @@ def test_until_step_waits_for_a_later_step_to_be_finished(tmp_path: Path, profil
     stop.start()
     _, _, why = follow(profile, follower, print, rtol=0.1, excluded=StepRanges(), until_step=6, stop=stopped)
     assert why == "stop received"  # step 7 is written, not finished: step 6 may still change
+
+
+def test_the_judging_page_states_what_is_certain_in_the_codes_words() -> None:
+    from metrics_manual.judge import follow as module
+
+    def words(text: str) -> str:
+        return " ".join(text.replace("`", "").replace("*", "").split())
+
+    page = words((REPO / "docs" / "judging.md").read_text("utf-8"))
+    stated = module.__doc__.split("(docs/judging.md states them in these words):")[1].split("Each is printed once")[0]
+    bullets = stated.strip().split("\n- ")
+    assert len(bullets) == 6
+    for bullet in bullets:
+        assert words(bullet.lstrip("- ")) in page, bullet

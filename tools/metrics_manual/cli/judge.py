@@ -271,8 +271,12 @@ def _follow(
     )
     shown = ", ".join(shown_path(p) for p in paths)
     click.echo(f"judge --follow: following {shown}; ends on Ctrl-C or SIGTERM{ends}", err=True)
-    result, run, why = follow(
-        profile, follower, report, rtol=rtol, excluded=excluded, live=live, idle=idle, until_step=until_step
-    )
+    try:
+        result, run, why = follow(
+            profile, follower, report, rtol=rtol, excluded=excluded, live=live, idle=idle, until_step=until_step
+        )
+    except KeyboardInterrupt:  # a second Ctrl-C: stop at once, without the verdict
+        click.echo("judge --follow: interrupted again; no verdict", err=True)
+        sys.exit(130)
     click.echo(f"judge --follow: ended ({why}); the verdict of the run as its files are now:", err=True)
     return result, run

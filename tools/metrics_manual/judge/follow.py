@@ -1,26 +1,28 @@
-"""judge --follow: a run judged while it runs, each finding reported the moment it is certain.
+"""judge --follow: a run judged while it runs, each finding printed the moment it is certain.
 
 Every POLL seconds the run's files are read on (runs/follow.py). When they gained anything, the
-run is judged live (`judge(live=True)`: the last step of each step key is unfinished, as the
-judging page states) and the findings that are certain and were not reported before are
-reported, in step order. A step is finished once a later step of its step key is written; a
-finding is certain when no record still to come can change it:
+run is judged live (`judge(live=True)`: the last step of each step key is unfinished, the rule of
+judge/rules.py) and the findings that are certain and were not printed before are printed, in
+step order. A step is finished once a later step of its step key is written. The findings, each
+printed once nothing still to come can change it (docs/judging.md states them in these words):
 
-- out of range: the first failing step of a band or exact expectation, once that step is
+- out of range: the first failing step of a band or an exact expectation, once that step is
   finished (a retry of a step is logged before the next step);
 - a median that fails, once every step it covers is finished;
-- not a finite number: a metric's first such value, once its step is finished;
+- not a finite number: a metric's first such value (NaN, an infinity, a string ...), once its
+  step is finished;
 - missing: the first step a metric is missing at, once a later step of its step key is
-  finished (one step more than a value: another process may still log its part of a step);
-  a step with no record at all, once per step key, in the same way;
-- a conflict: two files (or two names of a key) with different values at a step, once that step
-  is finished;
-- a problem reading a file (a corrupt line, a key without its step ...), when it is read; a cut
-  last line is waited for, never reported while it may still be written.
+  finished (one step more than a value: another process may still be logging its part of a
+  step); a metric never logged, from its step key's first step on; a step with no record at
+  all, once per step key;
+- a conflict: two files (or two names of a key) with different values at a step, once that
+  step is finished;
+- a reading problem (a corrupt line, a key logged without its step key ...), when it is read.
 
-Each is reported once: out of range and a median once per expectation, the others once per
-metric (no record: once per step key; a reading problem: once per place). The verdict at the end
-lists every step; the findings it makes certain that were not reported yet come just before it.
+Each is printed once: out of range and a median once per expectation, the others once per metric
+(no record: once per step key; a reading problem: once per place). A cut last line is waited for,
+never printed while it may still be written. At the end the files are read to their end and the
+findings the end makes certain (those at the last step) come just before the verdict.
 
 It ends on SIGINT (Ctrl-C) or SIGTERM, after `idle` seconds without new data, or once every step
 key the run logs has finished a step past `until_step` (then the steps past it are excluded from
@@ -37,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -305,7 +307,7 @@ class _Stop:
 
     def __init__(self) -> None:
         self.signal: str | None = None
-        self._old: dict[int, object] = {}
+        self._old: dict[int, Any] = {}  # signal -> the handler it had
 
     def _caught(self, signum: int, frame: FrameType | None) -> None:
         self.signal = signal.Signals(signum).name
@@ -313,7 +315,7 @@ class _Stop:
 
     def restore(self) -> None:
         for signum, handler in self._old.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+            signal.signal(signum, handler)
         self._old.clear()
 
     @contextmanager
@@ -331,12 +333,8 @@ class _Stop:
 
 def _past(verdict: Judgement, run: Run, step: int) -> bool:
     """Whether every step key the run logged has finished a step past `step`."""
-    horizon = _horizons(verdict, run)
-    logged = [sk for sk in verdict.run.steps if sk in horizon]
-    return bool(logged) and all(
-        horizon[sk].missing is None or horizon[sk].missing > step  # type: ignore[operator]
-        for sk in logged
-    )
+    finished = [h.missing for h in _horizons(verdict, run).values()]  # the last finished step of each
+    return bool(finished) and all(last is None or last > step for last in finished)
 
 
 def follow(

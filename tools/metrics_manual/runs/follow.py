@@ -28,19 +28,78 @@ gives for the same files. Bytes read are not kept: memory is the judged keys' va
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Mapping, Sequence
+import time
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.forms import BY_NAME, Tail, detect, looks_like
-from metrics_manual.runs.read import RunInputError, assemble, folder_files, reading, run_files
+from metrics_manual.runs.forms import BY_NAME, Tail, detect_settled, looks_like
+from metrics_manual.runs.read import RunInputError, assemble, reading, run_files
 from metrics_manual.runs.series import Run
 from metrics_manual.text import shown_path
 
 _REFUSED = (codes.NO_SUCH_RUN_FILE, codes.NOT_A_RUN_FILE)  # bad paths, never waited for
+
+
+_SETTLED = -1  # in place of a size and a time: a file of no known form whose first line is whole
+_TRUSTED = 2_000_000_000  # ns: a folder listed this long after its last change holds no change its mtime hides
+
+
+class _Listing:
+    """The files of one folder of the run, as read.py's folder_files lists them, each folder in it
+    listed again only when it changed (its mtime moves when a file is made, removed or renamed in
+    it): a --dump-details folder holds a file per rollout step, and listing them all 5 times a
+    second would cost more than reading the run. A listing made within _TRUSTED of the folder's
+    last change is made again at the next look (a file system's clock may be too coarse to tell
+    a file made just after the listing)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folders: dict[str, tuple[int, bool, list[str], list[str]]] = {}  # mtime, trusted, file and folder names
+        self.listed: list[Path] = []  # the files in name order, as the last look found them
+
+    def files(self) -> tuple[list[Path], list[Path]]:
+        """The files, in name order, and those not there at the last look."""
+        files: list[str] = []
+        if not self._walk(os.fspath(self.root), files) and len(files) == len(self.listed):
+            return self.listed, []
+        before = set(map(os.fspath, self.listed))
+        # In Path's order (part by part), as folder_files sorts them: "a/b" before "a-c".
+        self.listed = [Path(f) for f in sorted(files, key=lambda f: f.split(os.sep))]
+        return self.listed, [p for p in self.listed if os.fspath(p) not in before]
+
+    def _walk(self, folder: str, files: list[str]) -> bool:
+        """Add the files under `folder` to `files`; True when a folder's names changed since the last look."""
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            return False
+        known = self.folders.get(folder)
+        changed = False
+        if known is None or known[0] != mtime or not known[1]:
+            trusted = time.time_ns() - mtime > _TRUSTED
+            here: list[str] = []
+            below: list[str] = []
+            try:
+                with os.scandir(folder) as entries:
+                    for e in entries:
+                        if e.name.startswith("."):  # hidden, as folder_files passes it over
+                            continue
+                        if e.is_dir(follow_symlinks=False):
+                            below.append(e.path)
+                        elif e.is_file():
+                            here.append(e.path)
+            except OSError:
+                return False
+            changed = known is None or (here, below) != (known[2], known[3])
+            known = self.folders[folder] = (mtime, trusted, here, below)
+        files += known[2]
+        for sub in known[3]:
+            changed |= self._walk(sub, files)
+        return changed
 
 
 class Gone(Exception):
@@ -123,7 +182,11 @@ class RunFollower:
         self.renames = renames
         self._files: dict[Path, _File] = {}
         self._order: list[tuple[Path, str]] = []  # the files of the run, in the order read_run reads them
-        self._unknown: dict[Path, tuple[int, int, int]] = {}  # a file of no known form (yet): its inode, size, mtime
+        # A file of no known form (yet): its inode, size and mtime, or its inode and _SETTLED.
+        self._unknown: dict[Path, tuple[int, int, int]] = {}
+        self._listings: dict[Path, _Listing] = {}
+        self._looked: dict[Path, list[Path]] = {}  # folder given -> its files worth a look at each poll
+        self._listed: dict[Path, int] = {}  # folder given -> how many files it held at the last look
 
     def check(self) -> None:
         """Raise RunInputError for what judge refuses before it reads (a path that does not exist, a
@@ -137,39 +200,57 @@ class RunFollower:
 
     # --- where the files are -----------------------------------------------------------------
 
-    def _form(self, file: Path, st: os.stat_result, named: bool) -> str | None:
+    def _form(self, file: Path, named: bool) -> tuple[str, os.stat_result] | None:
         """The form of a file, as read_run's run_files tells it (`named`: given as a path, not found
-        in a folder); a file of no known form is looked at again only when it changes."""
+        in a folder), and its stat; None for a file not there or of no known form (yet: an empty
+        file, a first line still being written, looked at again when it changes)."""
+        unknown = self._unknown.get(file)
+        try:
+            st = file.stat()
+        except OSError:
+            return None
         if self.input_format != "auto":
-            return self.input_format if named or looks_like(file, self.input_format) else None
+            form = self.input_format if named or looks_like(file, self.input_format) else None
+            return (form, st) if form else None
         known = self._files.get(file)
         if known is not None and known.identity == _identity(st):
-            return known.form
+            return known.form, st
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if self._unknown.get(file) == stamp:
+        if unknown == stamp or unknown == (st.st_ino, _SETTLED, _SETTLED):
             return None
-        form = detect(file)
-        if form is None:
-            self._unknown[file] = stamp
-        else:
+        form, settled = detect_settled(file)
+        if form is not None:
             self._unknown.pop(file, None)
-        return form
+            return form, st
+        self._unknown[file] = (st.st_ino, _SETTLED, _SETTLED) if settled else stamp
+        return None
+
+    def _settled(self, file: Path) -> bool:
+        unknown = self._unknown.get(file)
+        return unknown is not None and unknown[1] == _SETTLED
 
     def _found(self) -> Iterator[tuple[Path, str, os.stat_result]]:
         """Each file of the run now, with its form and stat, in read_run's order; a file that is not
         there (yet) or of no known form (yet: an empty file, a first line still being written) is
         passed over, to be looked at again at the next poll."""
         for path in self.paths:
-            named = not path.is_dir()
-            for file in [path] if named else folder_files(path):
-                try:
-                    st = file.stat()
-                except OSError:
-                    continue
-                if not named or file.is_file():
-                    form = self._form(file, st, named)
-                    if form is not None:
-                        yield file, form, st
+            found: Iterable[tuple[Path, tuple[str, os.stat_result] | None]]
+            if path.is_dir():
+                listing = self._listings.setdefault(path, _Listing(path))
+                files, new = listing.files()
+                if new or path not in self._looked or len(files) != self._listed.get(path):
+                    # A file of no known form whose first line is whole is not looked at again
+                    # (one replaced under its name by a run's file is read at the end only).
+                    for f in new:
+                        self._unknown.pop(f, None)
+                    self._looked[path] = [f for f in files if not self._settled(f)]
+                    self._listed[path] = len(files)
+                found = ((f, self._form(f, False)) for f in self._looked[path])
+            else:
+                found = ((path, self._form(path, True) if path.is_file() else None),)
+            for file, known in found:
+                if known is not None:
+                    yield file, known[0], known[1]
 
     # --- reading --------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wand
 from metrics_manual.runs.collect import Collector
 
 _HEAD = 64 * 1024
+_BLANK = b"\xef\xbb\xbf \t\r\n"  # a BOM and blank space before the first line
 _KEY = re.compile(rb'"([A-Za-z_]+)"\s*:')
 _JSON_LINES = (".jsonl", ".json")
 
@@ -37,13 +38,24 @@ class Head:
     @cached_property
     def first(self) -> tuple[bytes, bool]:
         """The first line (at most the first 64 KB, past a BOM and blank space), and whether it is whole."""
+        head = self.raw
+        first = head.lstrip(_BLANK).split(b"\n", 1)[0]
+        return first, len(first) < len(head) or len(head) < _HEAD
+
+    @property
+    def settled(self) -> bool:
+        """Whether what detection looks at stays as the file grows: a newline ends its first line,
+        or the head is full (what is appended is never looked at)."""
+        return b"\n" in self.raw.lstrip(_BLANK) or len(self.raw) >= _HEAD
+
+    @cached_property
+    def raw(self) -> bytes:
+        """The file's first 64 KB (none when it cannot be read)."""
         try:
             with self.path.open("rb") as fh:
-                head = fh.read(_HEAD)
+                return fh.read(_HEAD)
         except OSError:
-            return b"", True
-        first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-        return first, len(first) < len(head) or len(head) < _HEAD
+            return b""
 
     @cached_property
     def keys(self) -> set[bytes]:
@@ -135,8 +147,14 @@ RUN_FORMATS = tuple(BY_NAME)
 
 def detect(path: Path) -> str | None:
     """The form of a Miles metrics file, or None if it is none of them (or empty)."""
+    return detect_settled(path)[0]
+
+
+def detect_settled(path: Path) -> tuple[str | None, bool]:
+    """`detect`, and whether its answer stays as the file grows: its first line is whole (a newline
+    ends it, or it fills the head), so what is appended is never looked at."""
     head = Head(path)
-    return next((form.name for form in FORMS if form.detect(head)), None)
+    return next((form.name for form in FORMS if form.detect(head)), None), head.settled
 
 
 def looks_like(path: Path, form: str) -> bool:
