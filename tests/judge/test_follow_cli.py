@@ -171,3 +171,26 @@ def test_a_path_that_is_not_there_is_bad_input_at_once(project: Path, tmp_path: 
 def test_a_folder_empty_until_the_end_is_judges_error(project: Path, tmp_path: Path) -> None:
     result = run_cli("judge", "--follow", "--idle", "0.2", "--profile", "judged", str(tmp_path), cwd=project)
     assert result.returncode == 2 and "no metrics file of a known form in this folder" in result.stderr
+
+
+def test_a_reader_that_goes_away_ends_it_without_a_traceback(project: Path, tmp_path: Path) -> None:
+    live = tmp_path / "run"
+    live.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metrics_manual", "judge", "--follow", "--profile", "judged", str(live)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as a script reading the findings that ended
+    run_forms.write_dashboard(faulty_run(), live)
+    try:
+        code = proc.wait(60)
+    finally:
+        proc.kill()
+    err = proc.stderr.read()
+    assert code == 2, err
+    assert "stdout was closed" in err and "Traceback" not in err

@@ -278,5 +278,9 @@ def _follow(
     except KeyboardInterrupt:  # a second Ctrl-C: stop at once, without the verdict
         click.echo("judge --follow: interrupted again; no verdict", err=True)
         sys.exit(130)
+    except BrokenPipeError:  # what read the findings went away (a forwarding script ended)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+        click.echo("judge --follow: stdout was closed; no verdict", err=True)
+        sys.exit(EXIT_INPUT)
     click.echo(f"judge --follow: ended ({why}); the verdict of the run as its files are now:", err=True)
     return result, run
