@@ -643,6 +643,15 @@ NO_CATALOG_AT_REVISION = _code(
     "Name a revision of this project's history that has its ranges (a commit, a branch or a tag).",
     "0123456789ab:ranges/catalog.yaml:1:1: error: no catalog at this revision",
 )
+UNSAFE_TREE_ENTRY = _code(
+    "MM702",
+    "unsafe-tree-entry",
+    "A revision's ranges/ holds a tree entry whose name would place a file outside ranges/ ('..', '.', an empty "
+    "name) or that cannot be copied out as a file; the revision's ranges are not read.",
+    "Name another revision; a commit made by git itself never holds such an entry (it takes a crafted tree).",
+    "0123456789ab:ranges/../../escaped.yaml:1:1: error: a tree entry named '..' would be written outside ranges/; "
+    "this revision's ranges are not read",
+)
 
 
 # --- 9: the command ----------------------------------------------------------------------------
