@@ -199,8 +199,8 @@ def _copy_out(root: Path, sha: str, listing: str, tmp: Path) -> list[Finding]:
             why = f"a tree entry named {bad!r} would be written outside {RANGES}/; this revision's ranges are not read"
             found.append(Finding(where, 1, 1, why, code=codes.UNSAFE_TREE_ENTRY))
             continue
-        if why := too_large(int(size), MAX_BYTES):
-            found.append(Finding(where, 1, 1, why, code=codes.UNREADABLE_FILE))
+        if big := too_large(int(size), MAX_BYTES):
+            found.append(Finding(where, 1, 1, big, code=codes.UNREADABLE_FILE))
             continue
         total += int(size)
         if total > MAX_REVISION_BYTES:
