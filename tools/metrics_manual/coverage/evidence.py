@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics_manual.coverage.compare import head_commit
+from metrics_manual.coverage.pyfile import parse
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.schema import Catalog, NamedAt, Origin
 from metrics_manual.source.reader import Document, Loc, read_bytes
-from metrics_manual.text import clip, shown
+from metrics_manual.text import shown
 
 
 @dataclass(frozen=True)
@@ -110,19 +111,17 @@ class _File:
 
 
 def _read(root: Path, path: str) -> _File | str:
-    """The file's lines and symbols, or why it cannot be read (a link out of the checkout is never read)."""
+    """The file's lines and symbols, or why it cannot be read (read as the scan reads: capped, never a pipe,
+    never a link out of the checkout)."""
     file = root / path
     if not file.is_file():
         return "is not in the checkout"
     raw, why = read_bytes(file, root)
     if raw is None:
         return f"cannot be read: {why}"
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError) as exc:
-        return _File(text.splitlines(), {}, f"does not parse as Python ({clip(str(exc))})")
-    return _File(text.splitlines(), _symbols(tree), "")
+    got = parse(raw, path)
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    return _File(lines, _symbols(got.tree) if got.tree is not None else {}, got.why)
 
 
 def _symbols(tree: ast.AST) -> dict[str, list[tuple[int, int]]]:

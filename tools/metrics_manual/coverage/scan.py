@@ -53,6 +53,7 @@ from metrics_manual.coverage.processes import (
     process_model,
     timer_sites,
 )
+from metrics_manual.coverage.pyfile import parse
 
 # Folders that never hold emitting code: tests, examples and docs (the dashboard's JS is not Python).
 SKIPPED_DIRS = frozenset({"tests", "test", "examples", "docs", "node_modules", "__pycache__"})
@@ -116,13 +117,23 @@ class Excluded:
     rule: str  # path | log_message | glob | read
 
 
+@dataclass(frozen=True)
+class Unread:
+    """A Python file the scan did not read, and why: the keys it logs are not seen."""
+
+    path: str
+    line: int
+    col: int
+    why: str
+
+
 @dataclass
 class Scan:
-    """What one checkout logs: its emissions, and the strings excluded by rule."""
+    """What one checkout logs: its emissions, the strings excluded by rule, and the files it could not read."""
 
     emissions: list[Emission] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
+    unreadable: list[Unread] = field(default_factory=list)
     processes: ProcessModel = field(default_factory=ProcessModel)
 
     def keys(self) -> dict[str, list[Emission]]:
@@ -206,11 +217,15 @@ class _Scanner:
             rel = p.relative_to(root).as_posix()
             try:
                 if p.stat().st_size > MAX_FILE_BYTES:
-                    raise ValueError("too large")
-                tree = ast.parse(p.read_bytes(), filename=rel)
-            except (SyntaxError, ValueError, OSError, RecursionError):
-                self.scan.unreadable.append(rel)
+                    raise ValueError(f"larger than {MAX_FILE_BYTES:,} bytes")
+                got = parse(p.read_bytes(), rel)
+            except (ValueError, OSError) as exc:
+                self.scan.unreadable.append(Unread(rel, 1, 1, str(exc)))
                 continue
+            if got.tree is None:
+                self.scan.unreadable.append(Unread(rel, got.line, got.col, got.why))
+                continue
+            tree = got.tree
             dotted = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
             mod = _Module(rel, dotted, tree)
             self.modules[dotted] = mod
