@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli, write_project
+from metrics_manual.coverage.pyfile import MAX_FILE_BYTES
 from metrics_manual.coverage.scan import scan
 from miles_tree import NS, tree
 
@@ -80,3 +84,53 @@ def test_coverage_names_a_python_file_it_could_not_parse(tmp_path: Path) -> None
     miles = tree(tmp_path / "miles", {"miles/ok.py": "x = 1\n", "miles/broken.py": "def broken(:\n    pass\n"})
     out = run_cli("coverage", "--root", str(project), "--miles", str(miles))
     assert "miles/broken.py" in out.stdout + out.stderr, "a file the scan skipped is silence, not a finding"
+
+
+def _coverage_process(project: Path, miles: Path) -> subprocess.CompletedProcess[str]:
+    """coverage in a process of its own, given a minute: a read that waits on a pipe fails the test, not the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "metrics_manual", "coverage", "--root", str(project), "--miles", str(miles)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+def test_evidence_in_a_file_over_the_scans_cap_is_not_verified(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj", EVIDENCE_CATALOG, {})
+    big = 'def f(tracker):\n    tracker.log({"train/loss": 1})\n' + "x = 1\n" * (MAX_FILE_BYTES // 6 + 1)
+    miles = tree(tmp_path / "miles", {"miles/loss.py": big})
+    out = run_cli("coverage", "--root", str(project), "--miles", str(miles))
+    assert out.returncode == 1
+    (line,) = [x for x in out.stdout.splitlines() if "[MM611]" in x]
+    assert (
+        f"train/loss: origin: miles/loss.py cannot be read: the file has {len(big):,} bytes; a source file may "
+        f"have at most {MAX_FILE_BYTES:,}"
+    ) in line
+    assert "evidence: 0 of 1 origins and named_at verified" in out.stdout
+
+
+def test_a_pipe_named_like_python_is_never_waited_on(tmp_path: Path) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    project = write_project(tmp_path / "proj", EVIDENCE_CATALOG, {})
+    miles = tree(tmp_path / "miles", {"miles/ok.py": 'd = {"perf/a_time": 1}\n'})
+    os.mkfifo(miles / "miles" / "loss.py")  # nobody writes it: a blocking open would wait for ever
+    out = _coverage_process(project, miles)
+    assert out.returncode == 1, out.stderr
+    (line,) = [x for x in out.stdout.splitlines() if "[MM611]" in x]
+    assert "miles/loss.py cannot be read: not a regular file but a named pipe; only regular files are read" in line
+    assert [(u.path, u.why) for u in scan(miles, NS).unreadable] == [
+        ("miles/loss.py", "not a regular file but a named pipe; only regular files are read")
+    ]
+
+
+def test_a_link_out_of_the_checkout_is_named_as_such(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj", EVIDENCE_CATALOG, {})
+    (tmp_path / "elsewhere.py").write_text("def f(tracker):\n    pass\n", "utf-8")
+    miles = tree(tmp_path / "miles", {"miles/ok.py": "x = 1\n"})
+    (miles / "miles" / "loss.py").symlink_to(tmp_path / "elsewhere.py")
+    out = run_cli("coverage", "--root", str(project), "--miles", str(miles))
+    (line,) = [x for x in out.stdout.splitlines() if "[MM611]" in x]
+    assert "miles/loss.py cannot be read: the file is a link to a place outside the checkout;" in line

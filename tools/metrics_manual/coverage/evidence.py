@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics_manual.coverage.compare import head_commit
-from metrics_manual.coverage.pyfile import parse
+from metrics_manual.coverage.pyfile import read
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.schema import Catalog, NamedAt, Origin
-from metrics_manual.source.reader import Document, Loc, read_bytes
+from metrics_manual.source.reader import Document, Loc
 from metrics_manual.text import shown
 
 
@@ -114,13 +114,12 @@ def _read(root: Path, path: str) -> _File | str:
     """The file's lines and symbols, or why it cannot be read (read as the scan reads: capped, never a pipe,
     never a link out of the checkout)."""
     file = root / path
-    if not file.is_file():
+    if not file.exists() and not file.is_symlink():
         return "is not in the checkout"
-    raw, why = read_bytes(file, root)
-    if raw is None:
-        return f"cannot be read: {why}"
-    got = parse(raw, path)
-    lines = raw.decode("utf-8", errors="replace").splitlines()
+    got = read(root, path)
+    if got.raw is None:
+        return f"cannot be read: {got.why}"
+    lines = got.raw.decode("utf-8", errors="replace").splitlines()
     return _File(lines, _symbols(got.tree) if got.tree is not None else {}, got.why)
 
 

@@ -53,11 +53,10 @@ from metrics_manual.coverage.processes import (
     process_model,
     timer_sites,
 )
-from metrics_manual.coverage.pyfile import parse
+from metrics_manual.coverage.pyfile import read
 
 # Folders that never hold emitting code: tests, examples and docs (the dashboard's JS is not Python).
 SKIPPED_DIRS = frozenset({"tests", "test", "examples", "docs", "node_modules", "__pycache__"})
-MAX_FILE_BYTES = 2_000_000  # a generated or hostile file this large is not read
 _DEPTH = 6  # calls followed to find a dict's keys
 
 _FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|safetensors|json|jsonl|ya?ml|txt|csv|log|pkl|npy|npz|html|png|parquet)$")
@@ -215,13 +214,7 @@ class _Scanner:
     def read(self, root: Path) -> None:
         for p in python_files(root):
             rel = p.relative_to(root).as_posix()
-            try:
-                if p.stat().st_size > MAX_FILE_BYTES:
-                    raise ValueError(f"larger than {MAX_FILE_BYTES:,} bytes")
-                got = parse(p.read_bytes(), rel)
-            except (ValueError, OSError) as exc:
-                self.scan.unreadable.append(Unread(rel, 1, 1, str(exc)))
-                continue
+            got = read(root, rel)
             if got.tree is None:
                 self.scan.unreadable.append(Unread(rel, got.line, got.col, got.why))
                 continue
