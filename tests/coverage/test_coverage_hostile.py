@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -78,12 +79,45 @@ def test_evidence_on_a_file_too_deep_for_ast_is_a_finding(tmp_path: Path, form: 
     assert "train/loss: origin: 'f' is not defined in miles/loss.py (nests" in line
 
 
-@pytest.mark.xfail(strict=True, reason="coverage/scan.py collects Scan.unreadable, cli/coverage.py never reports it")
 def test_coverage_names_a_python_file_it_could_not_parse(tmp_path: Path) -> None:
     project = write_project(tmp_path / "proj")
     miles = tree(tmp_path / "miles", {"miles/ok.py": "x = 1\n", "miles/broken.py": "def broken(:\n    pass\n"})
     out = run_cli("coverage", "--root", str(project), "--miles", str(miles))
     assert "miles/broken.py" in out.stdout + out.stderr, "a file the scan skipped is silence, not a finding"
+
+
+def test_every_file_the_scan_did_not_read_is_a_warning_in_each_format(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj")
+    big = "x = 1\n" * (MAX_FILE_BYTES // 6 + 1)
+    miles = tree(
+        tmp_path / "miles",
+        {"miles/ok.py": "x = 1\n", "miles/broken.py": "def broken(:\n    pass\n", "miles/big.py": big},
+    )
+    (miles / "miles" / "linked.py").symlink_to(miles / "miles" / "ok.py")
+    why = {
+        "miles/big.py": (1, 1, f"the file has {len(big):,} bytes; a source file may have at most {MAX_FILE_BYTES:,}"),
+        "miles/broken.py": (1, 12, "does not parse as Python (invalid syntax (broken.py, line 1))"),
+        "miles/linked.py": (1, 1, "a symbolic link; the scan does not follow links"),
+    }
+    text = run_cli("coverage", "--root", str(project), "--miles", str(miles))
+    assert "; 3 Python file(s) not read" in text.stdout.splitlines()[1]
+    assert [x for x in text.stdout.splitlines() if x.endswith("[MM604]")] == [
+        f"{path}:{line}:{col}: warning: not read by the scan: {w}; the keys it logs are not seen [MM604]"
+        for path, (line, col, w) in why.items()
+    ]
+    data = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json").stdout)
+    assert data["not_read"] == [{"path": p, "line": li, "col": c, "why": w} for p, (li, c, w) in why.items()]
+    github = run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "github").stdout
+    assert github.count("::warning file=miles/") == 3 and "title=MM604 file-not-scanned::" in github
+
+
+def test_a_key_logged_only_in_a_file_not_read_is_not_logged_and_the_file_is_named(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj", EVIDENCE_CATALOG.split("        origin:")[0], {})  # no origin
+    miles = tree(tmp_path / "miles", {"miles/ok.py": "x = 1\n", "miles/loss.py": 'd = {"train/loss": 1}\n)\n'})
+    out = run_cli("coverage", "--root", str(project), "--miles", str(miles))
+    assert out.returncode == 1
+    assert "not logged:   train/loss" in out.stdout
+    assert "miles/loss.py:2:1: warning: not read by the scan: does not parse as Python" in out.stdout
 
 
 def _coverage_process(project: Path, miles: Path) -> subprocess.CompletedProcess[str]:

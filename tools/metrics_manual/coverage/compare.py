@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metrics_manual.coverage.scan import Emission, Scan
+from metrics_manual.coverage.scan import Emission, Scan, Unread
 from metrics_manual.model.keys import is_pattern, overlap
 from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
 
@@ -85,6 +85,7 @@ class Result:
     marked_but_logged: list[MarkedButLogged] = field(default_factory=list)
     # ranges/coverage.yaml calls these invisible, but the scan sees them: the entry is stale
     visible_after_all: list[str] = field(default_factory=list)
+    not_read: list[Unread] = field(default_factory=list)  # files the scan could not read: their keys are not seen
     concrete: int = 0  # documented concrete keys (no hole), step keys aside
     concrete_seen: int = 0  # of which the scan finds logged, or timed and never logged
 
@@ -123,7 +124,7 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
     steps = set(catalog.step_keys.values())
     emitted = {k: v for k, v in scan.keys().items() if k not in steps}
     timed = scan.timed_not_logged()
-    out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit)
+    out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit, not_read=list(scan.unreadable))
     for key, where in sorted(emitted.items()):
         if any(overlap(d, key) for d, _ in docs + old):
             continue

@@ -183,13 +183,13 @@ class _Module:
 
 
 def python_files(root: Path) -> Iterator[Path]:
-    """The .py files under root, skipping tests, examples, docs, hidden folders and symlinks."""
+    """The .py names under root, skipping tests, examples, docs and hidden folders (a link to a folder is not
+    followed; a .py that is a link, or no regular file, is named too: the scan reports it as not read)."""
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
         for name in sorted(files):
-            p = Path(folder) / name
-            if name.endswith(".py") and not p.is_symlink():
-                yield p
+            if name.endswith(".py"):
+                yield Path(folder) / name
 
 
 class _Scanner:
@@ -214,6 +214,9 @@ class _Scanner:
     def read(self, root: Path) -> None:
         for p in python_files(root):
             rel = p.relative_to(root).as_posix()
+            if p.is_symlink():  # the file it names is read where it stands, when the scan reads that place
+                self.scan.unreadable.append(Unread(rel, 1, 1, "a symbolic link; the scan does not follow links"))
+                continue
             got = read(root, rel)
             if got.tree is None:
                 self.scan.unreadable.append(Unread(rel, got.line, got.col, got.why))

@@ -566,6 +566,16 @@ NO_LONGER_LOGGED = _code(
     "Remove the metric from ranges/catalog.yaml, or name it in ranges/coverage.yaml with why.",
     "ranges/catalog.yaml:1:1: error: train/old_metric is documented but Miles no longer logs it",
 )
+FILE_NOT_SCANNED = _code(
+    "MM604",
+    "file-not-scanned",
+    "A Python file of the checkout the scan did not read (it does not parse, nests too deep, is larger than the "
+    "cap, is a link or not a regular file): the keys it logs are not seen, so they may show as not logged.",
+    "Repair or replace the file in the checkout (a Miles file at the catalog's commit parses); a key the file "
+    "logs, found missing, is why.",
+    "miles/utils/broken.py:1:12: warning: not read by the scan: does not parse as Python (invalid syntax "
+    "(broken.py, line 1)); the keys it logs are not seen",
+)
 _code(
     "MM603",
     "origin-moved",
