@@ -104,6 +104,8 @@ def not_read(r: Result) -> list[Finding]:
 def evidence_text(v: evidence.Verification, found: list[Finding]) -> str:
     """The evidence's counts, then each finding (a warning for a place without evidence)."""
     at = "at the catalog's commit" if v.at_commit else f"at {v.commit[:12]}" if v.commit else "at an unknown commit"
+    if v.changed:
+        at += f" with {len(v.changed)} file(s) that differ from it"
     head = (
         f"evidence: {len(v.verified)} of {len(v.checked)} origins and named_at verified {at}, "
         f"{len(v.without_evidence)} without evidence, {len(errors(found))} problem(s)"

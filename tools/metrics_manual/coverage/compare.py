@@ -6,11 +6,10 @@ is held by evidence.py, one finding per miss at the catalog field to correct.
 
 from __future__ import annotations
 
-import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metrics_manual.coverage.checkout import head_commit
 from metrics_manual.coverage.scan import Emission, Scan, Unread
 from metrics_manual.model.keys import is_pattern, overlap
 from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
@@ -160,17 +159,3 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         marked = bool(entries) and all(m.not_logged for m in entries)
         out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, bool(entries), marked))
     return out
-
-
-def head_commit(root: Path) -> str | None:
-    """The checkout's commit, when it is a git work tree (None otherwise: a plain copy)."""
-    if not (root / ".git").exists():
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = done.stdout.strip()
-    return sha if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None

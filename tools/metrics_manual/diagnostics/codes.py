@@ -644,6 +644,16 @@ CHECKOUT_NOT_AT_COMMIT = _code(
     "ranges/catalog.yaml:2:90: error: the checkout is at 0123456789ab but the catalog reads Miles at "
     "31f1ca961a94: the findings that follow are what moved between the two",
 )
+CHECKOUT_MODIFIED = _code(
+    "MM618",
+    "checkout-modified",
+    "The Miles checkout is at the catalog's commit, but some of its files differ from that commit (changed, "
+    "deleted, or Python files the commit does not hold): the scan and the evidence read them as they are.",
+    "Hold the catalog against a clean checkout (git stash, or a fresh worktree at the commit).",
+    "ranges/catalog.yaml:2:90: warning: 2 file(s) of the checkout differ from its commit 31f1ca961a94 "
+    "(miles/utils/misc.py, miles/utils/broken.py): the scan and the evidence read them as they are, not as "
+    "Miles has them at that commit",
+)
 
 # --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------
 NO_CATALOG_AT_REVISION = _code(

@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from metrics_manual import gitrun
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.source.load import Manual, load_manual
@@ -35,10 +36,11 @@ class Commit:
 
 
 def git(root: Path, *args: str, check: bool = True) -> str:
-    """git's output, run in root with a fixed environment (no pager, no user config of the reader's)."""
-    env = {**os.environ, "GIT_PAGER": "cat", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
+    """git's output, run in root with a fixed environment and nothing of the repository's config run (gitrun)."""
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, env=env, check=False)
+        out = subprocess.run(
+            gitrun.command(*args), cwd=root, capture_output=True, env=gitrun.environment(), check=False
+        )
     except FileNotFoundError:
         raise NoHistory("git is not installed") from None
     if check and out.returncode != 0:
@@ -239,7 +241,11 @@ def _write_new(tmp: Path, parts: list[str], data: bytes) -> None:
 def _blob(root: Path, blob: str, size: int) -> bytes:
     """The blob's bytes, at most `size` of them (its size as the tree gave it, already held to the cap)."""
     with subprocess.Popen(
-        ["git", "cat-file", "blob", blob], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        gitrun.command("cat-file", "blob", blob),
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=gitrun.environment(),
     ) as p:
         assert p.stdout is not None
         data = p.stdout.read(size + 1)
