@@ -20,14 +20,13 @@ from metrics_manual.api import load_profile
 from metrics_manual.build import generate
 from metrics_manual.exports.formats import (
     export_document,
-    gauge_name,
-    no_gauge,
     read_csv,
     to_csv,
     to_json,
     to_prometheus,
     to_yaml,
 )
+from metrics_manual.exports.gauges import gauge_name, no_gauge
 from metrics_manual.model.schema import (
     AtStep,
     Band,

@@ -100,6 +100,15 @@ ANCHOR_CLASH = _code(
     "ranges/profiles/lab.yaml:50:9: error: note id 'origins' gives the anchor 's-ref-origins', which the table of "
     "where the keys come from already has; choose another id",
 )
+GAUGE_CLASH = _code(
+    "MM115",
+    "gauge-clash",
+    "Two metric keys give the same Prometheus gauge name (Miles turns / and - into _ and @ into _at_): the alert "
+    "rules and the dashboard cannot tell the two apart.",
+    "Rename one of the keys so their gauge names differ.",
+    "ranges/catalog.yaml:40:13: error: 'train/x_at_y_z' and 'train/x@y-z' give the same Prometheus gauge "
+    "'miles_metric_train_x_at_y_z'; rename one",
+)
 UNKNOWN_REFERENCE = _code(
     "MM108",
     "unknown-reference",

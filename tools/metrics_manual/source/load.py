@@ -208,12 +208,14 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
 
 
 def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
+    from metrics_manual.exports.gauges import gauge_name, no_gauge
     from metrics_manual.model.schema import metric_anchor
 
     out: list[Finding] = []
     seen_sections: set[str] = set()
     seen_keys: dict[str, str] = {}
     anchors: dict[str, str] = {}
+    gauges: dict[str, str] = {}  # gauge name -> the first key that gives it
     for si, section in enumerate(catalog.sections):
         if section.id in seen_sections:
             out.append(
@@ -241,6 +243,18 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
                     )
                 )
             anchors[metric.anchor] = metric.key
+            for j, key in enumerate([metric.key, *metric.members]):
+                if no_gauge(key) is not None:  # a pattern, or a key Miles exports no gauge for
+                    continue
+                gauge = gauge_name(key)
+                if gauges.setdefault(gauge, key) != key:
+                    out.append(
+                        doc.finding(
+                            loc if j == 0 else ("sections", si, "metrics", mi, "members", j - 1),
+                            f"{key!r} and {gauges[gauge]!r} give the same Prometheus gauge {gauge!r}; rename one",
+                            code=codes.GAUGE_CLASH,
+                        )
+                    )
             for ri, rename in enumerate(metric.renamed_from):
                 rloc = ("sections", si, "metrics", mi, "renamed_from", ri, "key")
                 old = metric_anchor(rename.key)
