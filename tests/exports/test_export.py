@@ -480,3 +480,9 @@ def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> N
         (tmp_path / name).write_text(text, "utf-8")
         with pytest.raises(ValueError, match="not an exported metrics-manual profile"):
             load_profile(tmp_path / name)
+
+
+def test_an_empty_output_is_an_error_not_standard_output(tiny: Path) -> None:
+    out = run_cli("export", "--root", str(tiny), "--profile", "tiny", "-o", "")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert "-o: an empty value; name a file (or a folder), or - for standard output" in out.stderr

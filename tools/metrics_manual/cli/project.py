@@ -135,6 +135,8 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.exports.profile import exported_profile
 
     try:
+        if not output:
+            raise UsageError("-o: an empty value; name a file (or a folder), or - for standard output")
         if fmt in FOLDER_FORMATS and output == "-":
             raise UsageError(f"--format {fmt} writes a folder: name it with -o DIR")
         _, doc = exported_profile(find_root(root), profile_id)

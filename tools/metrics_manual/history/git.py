@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.source.load import Manual, load_manual
 from metrics_manual.source.reader import MAX_BYTES, too_large
-from metrics_manual.text import clip, shown_path
+from metrics_manual.text import clip, shown, shown_path
 
 RANGES = "ranges"
 MAIN_BRANCHES = ("main", "origin/main", "master", "origin/master")
@@ -67,13 +68,15 @@ def history_state(root: Path) -> str | None:
 
 
 def resolve(root: Path, rev: str) -> str:
-    """The full commit id of `rev`; UsageError when it names no commit."""
-    if rev.startswith("-"):
-        raise UsageError(f"not a revision: {rev!r}")
-    sha = git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).strip()
-    if not sha:
-        raise UsageError(f"unknown revision {rev!r}")
-    return sha
+    """The full commit id of `rev`; UsageError when it names no one commit (nothing, a range, an option)."""
+    if not rev.strip() or rev.startswith("-"):
+        raise UsageError(f"not a revision: {shown(rev)}; name a commit, a branch or a tag")
+    out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", check=False)
+    if re.fullmatch(r"[0-9a-f]{40}\n?|[0-9a-f]{64}\n?", out):
+        return out.strip()
+    if out.strip():  # `A..B`, `A...B`: more than one commit
+        raise UsageError(f"not a revision: {shown(rev)} is not one commit; name BASE and HEAD apart: diff A B")
+    raise UsageError(f"unknown revision {shown(rev)}")
 
 
 @dataclass(frozen=True)
