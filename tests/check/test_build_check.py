@@ -6,13 +6,12 @@ import json
 import re
 from pathlib import Path
 
-from conftest import REPO, TINY_PROFILE, run_cli, snapshot, write_project
+from conftest import REPO, TINY_PROFILE, run_build, run_cli, snapshot, write_project
 from metrics_manual.diagnostics import codes
 
 
 def build(root: Path) -> str:
-    result = run_cli("build", "--root", str(root))
-    assert result.returncode == 0, result.stderr
+    result = run_build(root)
     return result.stdout + result.stderr
 
 
@@ -242,14 +241,14 @@ def test_the_repository_agrees_with_its_source() -> None:
 
 def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None:
     from metrics_manual.build import build as build_in_process
-    from metrics_manual.disk import files as files_mod
+    from metrics_manual.disk import switch
     from metrics_manual.disk.files import WriteError
 
     build(tiny)
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     before = snapshot(tiny)
     calls = []
-    real_write = files_mod.write_text
+    real_write = switch.write_text
 
     def fail_staging(*args, **kwargs):
         calls.append(args)
@@ -257,7 +256,7 @@ def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None
             raise OSError(28, "No space left on device")
         return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(files_mod, "write_text", fail_staging)
+    monkeypatch.setattr(switch, "write_text", fail_staging)
     try:
         build_in_process(tiny)
     except WriteError as err:

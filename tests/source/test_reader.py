@@ -209,7 +209,7 @@ def test_named_pipe_and_directory_are_findings_not_hangs(tmp_path: Path) -> None
     result = cli(root, timeout=60)  # before: waits forever on the pipe
     assert result.returncode == 2
     assert errors(result) == [
-        "ranges/profiles/folder.yaml:1:1: error: not a regular file but a directory; ranges/ holds only YAML files [MM202]",
+        "ranges/profiles/folder.yaml:1:1: error: not a regular file but a folder; ranges/ holds only YAML files [MM202]",
         "ranges/profiles/pipe.yaml:1:1: error: not a regular file but a named pipe; ranges/ holds only YAML files [MM202]",
     ]
 

@@ -1,6 +1,6 @@
 """Check that docs, exports and schemas agree with ranges/, without building anything.
 
-`check` makes the files in memory, asks `files.plan` how the disk differs (the same plan
+`check` makes the files in memory, asks `switch.plan` how the disk differs (the same plan
 `build` carries out) and reports each difference as a finding, with a short diff.
 """
 
@@ -15,7 +15,8 @@ from metrics_manual.check.readback import reference_findings
 from metrics_manual.check.rejudge import rejudge
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.disk.files import MANIFEST, Plan, locked, plan, read_text, recover
+from metrics_manual.disk.files import read_text
+from metrics_manual.disk.switch import MANIFEST, Plan, locked, plan, recover
 from metrics_manual.exports.formats import EXPORT_DIR
 from metrics_manual.source.load import did_you_mean, gc_paused
 

@@ -12,7 +12,7 @@ import click
 
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
-from metrics_manual.disk.files import settle
+from metrics_manual.disk.switch import settle
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
 

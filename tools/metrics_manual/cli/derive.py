@@ -20,7 +20,8 @@ from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, root_option
 from metrics_manual.derive.profile_edit import ProfileFile
 from metrics_manual.derive.stats import DEFAULT_METHOD, Derivation, Method, Options, derive
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
-from metrics_manual.disk.files import locked, symlink_on_the_way, write_real_file
+from metrics_manual.disk.files import symlink_on_the_way, write_real_file
+from metrics_manual.disk.switch import locked
 from metrics_manual.exports.formats import export_document
 from metrics_manual.exports.profile import exported_profile
 from metrics_manual.judge.rules import Result

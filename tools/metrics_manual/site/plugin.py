@@ -32,7 +32,7 @@ from mkdocs.utils import CountHandler
 
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
-from metrics_manual.disk.files import settle
+from metrics_manual.disk.switch import settle
 from metrics_manual.exports.formats import CSV_COLUMNS
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE

@@ -16,7 +16,6 @@ import marshal
 import math
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from yaml.nodes import ScalarNode
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.disk.files import file_kind
 from metrics_manual.text import ECHO, clip, quoted
 
 try:  # libyaml is several times faster; the pure-Python parser gives the same events.
@@ -602,20 +602,9 @@ def byte_position(raw: bytes, at: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
 
 
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def _not_regular(mode: int) -> str | None:
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
-    return f"not a regular file but {kind}; ranges/ holds only YAML files"
+    kind = file_kind(mode)
+    return f"not a regular file but {kind}; ranges/ holds only YAML files" if kind else None
 
 
 def read_bytes(file: Path, root: Path | None = None) -> tuple[bytes | None, str]:
