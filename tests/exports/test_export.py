@@ -20,7 +20,6 @@ from metrics_manual.api import load_profile
 from metrics_manual.build import generate
 from metrics_manual.exports.formats import (
     export_document,
-    gauge_name,
     read_csv,
     to_csv,
     to_json,
@@ -28,6 +27,7 @@ from metrics_manual.exports.formats import (
     to_yaml,
     why_no_alert_rule,
 )
+from metrics_manual.exports.gauges import gauge_name
 from metrics_manual.model.schema import Band, Exact, Profile, ProfileExport
 from metrics_manual.source.load import load_manual
 
