@@ -2,7 +2,7 @@
 
 With `watch: [ranges, templates]` in mkdocs.yml, `mkdocs serve` rebuilds on a
 YAML edit; this plugin then writes only the generated files whose content
-changed, so the one extra rebuild that those writes cause finds nothing to write.
+changed, and those writes start no second build (site/watch.py).
 
 `mkdocs build` fails on an invalid source. `mkdocs serve` does not: a failed build
 would leave the browser waiting for a site that never comes, so the plugin keeps
@@ -11,6 +11,7 @@ the last good pages and shows the findings on top of every page until a good sav
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import logging
@@ -40,6 +41,7 @@ from metrics_manual.history.changes import changes_page, changes_page_without_hi
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
+from metrics_manual.site.watch import DocsWatch, watch_docs
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
@@ -168,12 +170,14 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.cite: Callable[[str], str] = lambda text: text
         self.held: dict[str, list[str]] = {}  # page -> its drawings, held out of Markdown and search
         self.changes: tuple[Any, str] | None = None  # (HEAD and catalog keys, the Changes page): serve rebuilds often
+        self.docs_watch: DocsWatch | None = None  # while serving: the watch of docs/ that skips build's own writes
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.serving = command == "serve"
 
     def on_serve(self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]) -> LiveReloadServer:
         self.serving = True  # also `mkdocs serve --clean`, which starts up as a "build"
+        self.docs_watch = watch_docs(server, self.root, config.docs_dir)  # one build per save (site/watch.py)
         return server
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
@@ -192,7 +196,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         # Edit links and last-changed dates: in the HTML of this build only (see site/cite.py).
         self.cite = for_build(self.root, config.repo_url, config.edit_uri, config.docs_dir)
         try:
-            self.manual, todo = build(self.root)
+            with self.docs_watch.writing() if self.docs_watch else contextlib.nullcontext():
+                self.manual, todo = build(self.root)
         except (ManualError, RecursionError, OSError) as exc:
             return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
         for rel in todo.hand_edited:
