@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test bench system-packages release-name publish versions
+.PHONY: serve build test bench wheel system-packages release-name publish versions
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -35,6 +35,11 @@ test: $(VENV)/.installed system-packages
 
 bench: $(VENV)/.installed
 	$(BIN)/python tools/bench.py
+
+# The command as a wheel, for another repository's CI (docs/judging.md, "Judge in another repository").
+wheel: $(VENV)/.installed
+	rm -rf dist
+	$(BIN)/pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
 
 # Publishing with mike: one version per Miles commit the catalog documents (miles-<8 digits>), `latest`
 # aliased to the newest, Material's version selector from mkdocs.publish.yml. Commits to the local

@@ -17,6 +17,11 @@ from hypothesis import settings
 import browser_helpers
 
 REPO = Path(__file__).resolve().parent.parent
+# The project that the tests of the real tree read (marked `real_tree`): this repository, or the copy
+# that METRICS_MANUAL_PROJECT names. tests/project/test_first_day.py runs them against a copy where a
+# team followed docs/deriving.md, so what the docs tell a team to do keeps CI green.
+PROJECT = Path(os.environ.get("METRICS_MANUAL_PROJECT") or REPO).resolve()
+REAL_TREE = pytest.mark.real_tree
 # Material warns about MkDocs 2 on every build; the in-process builds of the tests do not need to hear it.
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -110,10 +115,11 @@ def tiny(tmp_path: Path) -> Path:
 
 
 def copy_repo(dest: Path) -> Path:
-    """The real manual's source, templates, docs and mkdocs.yml, in a temp dir."""
-    for name in ("ranges", "templates", "docs"):
-        shutil.copytree(REPO / name, dest / name)
-    shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
+    """The real manual's source, templates, docs, captures (when it has some) and mkdocs.yml, in a temp dir."""
+    for name in ("ranges", "templates", "docs", "captures"):
+        if name != "captures" or (PROJECT / name).is_dir():
+            shutil.copytree(PROJECT / name, dest / name)
+    shutil.copy(PROJECT / "mkdocs.yml", dest / "mkdocs.yml")
     return dest
 
 
@@ -227,10 +233,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return SiteScheduling(config, log)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "real_tree: reads the real tree (PROJECT), not a fixture: run against a copy by test_first_day"
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # @pytest.mark.one_site("real"): the test runs only with that parameter of its module's `site`.
     kept, dropped = [], []
     for item in items:
+        if "repo_copy" in getattr(item, "fixturenames", ()):  # a copy of the real tree: it reads it too
+            item.add_marker(REAL_TREE)
         mark = item.get_closest_marker("one_site")
         params = getattr(item, "callspec", None)
         wanted = mark is None or params is None or params.params.get("site") == mark.args[0]

@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from metrics_manual.runs.forms import RUN_FORMATS
+
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
-FORMS = ("events", "dashboard", "ci-history", "tensorboard", "wandb-csv")
+FORMS = RUN_FORMATS
 Series = dict[str, dict[int, float]]
 
 

@@ -86,7 +86,7 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
 
 
 def timed_cpu(cmd: list[str], cwd: Path) -> tuple[float, int, float]:
-    """Wall seconds, peak RSS (MiB) and CPU seconds (its worker processes included) of one command."""
+    """Wall seconds, peak RSS (MiB) and CPU seconds of one command."""
     before = time.perf_counter()
     # Each measurement in a fresh shell so ru_maxrss is this child's own peak.
     script = (
@@ -102,12 +102,10 @@ def timed_cpu(cmd: list[str], cwd: Path) -> tuple[float, int, float]:
     return took, int(rss) // 1024, float(cpu)
 
 
-# The floor of validate: libyaml's event stream alone on the same files, split over as many processes
-# as validate's reader uses (one a core when the source is large), building nothing: a fresh
+# The floor of validate: libyaml's event stream alone on the same files, building nothing: a fresh
 # interpreter, as a command is.
 FLOOR = """\
-import os, sys
-from concurrent.futures import ProcessPoolExecutor
+import sys
 import yaml
 
 def events(path):
@@ -118,23 +116,14 @@ def events(path):
     loader.dispose()
     return n
 
-parallel, files = sys.argv[1] == "parallel", sys.argv[2:]
-workers = min(len(os.sched_getaffinity(0)), len(files)) if parallel else 1
-if workers < 2:
-    print(sum(map(events, files)))
-else:
-    with ProcessPoolExecutor(workers) as pool:
-        print(sum(pool.map(events, files)))
+print(sum(map(events, sys.argv[1:])))
 """
 
 
 def floor(root: Path) -> tuple[float, float, int]:
-    """Wall and CPU seconds (its processes included) of libyaml's events alone on root's source, and the events."""
-    from metrics_manual.source.reader import PARALLEL_BYTES
-
+    """Wall and CPU seconds of libyaml's events alone on root's source, and the events."""
     paths = [root / "ranges/catalog.yaml", *sorted((root / "ranges/profiles").glob("*.yaml"))]
-    how = "parallel" if sum(p.stat().st_size for p in paths) >= PARALLEL_BYTES else "one"
-    cmd = [sys.executable, "-c", FLOOR, how, *map(str, paths)]
+    cmd = [sys.executable, "-c", FLOOR, *map(str, paths)]
     wall, _, cpu = timed_cpu(cmd, root)
     out = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=True, cwd=root)
     return wall, cpu, int(out.stdout)
@@ -155,23 +144,21 @@ def in_process(root: Path, what: str, runs: int) -> float:
     return float(out.stdout)
 
 
-def load_times(root: Path, runs: int) -> tuple[float, float, float]:
-    """Median wall and CPU seconds of load_manual in process, and the CPU of its worker processes
-    (a large source is read in a worker per core): CPU time stays meaningful on a busy machine."""
+def load_times(root: Path, runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of load_manual in process: CPU time stays meaningful on a busy machine."""
     code = (
-        "import resource, statistics, sys, time; from pathlib import Path; from metrics_manual.source.load import load_manual\n"
-        "walls, cpus, kids = [], [], []\n"
-        "def children(): u = resource.getrusage(resource.RUSAGE_CHILDREN); return u.ru_utime + u.ru_stime\n"
+        "import statistics, sys, time; from pathlib import Path; from metrics_manual.source.load import load_manual\n"
+        "walls, cpus = [], []\n"
         "for _ in range(int(sys.argv[2])):\n"
-        " w, c, k = time.perf_counter(), time.process_time(), children(); load_manual(Path(sys.argv[1]))\n"
-        " walls.append(time.perf_counter() - w); cpus.append(time.process_time() - c); kids.append(children() - k)\n"
-        "print(statistics.median(walls), statistics.median(cpus), statistics.median(kids))"
+        " w, c = time.perf_counter(), time.process_time(); load_manual(Path(sys.argv[1]))\n"
+        " walls.append(time.perf_counter() - w); cpus.append(time.process_time() - c)\n"
+        "print(statistics.median(walls), statistics.median(cpus))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(root), str(runs)], capture_output=True, text=True, env=ENV, check=True
     )
-    wall, cpu, kids = out.stdout.split()
-    return float(wall), float(cpu), float(kids)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
 
 
 def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
@@ -180,17 +167,17 @@ def median_of(runs: int, cmd: list[str], cwd: Path) -> float:
 
 def report(name: str, root: Path, runs: int, validate_only: bool = False) -> None:
     mm = [sys.executable, "-m", "metrics_manual"]
-    load, cpu, kids = load_times(root, runs)
+    load, cpu = load_times(root, runs)
     walls, rsss, cpus = zip(*(timed_cpu([*mm, "validate"], root) for _ in range(runs)))
     wall, rss = statistics.median(walls), max(rsss)
     print(
-        f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU there, {kids:.3f} s in worker processes);"
-        f" `metrics-manual validate` {wall:.2f} s wall, {statistics.median(cpus):.2f} s of CPU with its workers,"
+        f"[{name}] load+validate: {load:.3f} s in process ({cpu:.3f} s of CPU);"
+        f" `metrics-manual validate` {wall:.2f} s wall, {statistics.median(cpus):.2f} s of CPU,"
         f" peak RSS {rss} MiB (median of {runs})"
     )
     floors = [floor(root) for _ in range(runs)]
     print(
-        f"[{name}] floor, libyaml's {floors[0][2]:,} events alone on the same files in as many processes:"
+        f"[{name}] floor, libyaml's {floors[0][2]:,} events alone on the same files:"
         f" {statistics.median(f[0] for f in floors):.2f} s wall, {statistics.median(f[1] for f in floors):.2f} s of CPU"
         f" (median of {runs}); validate / floor: {wall / statistics.median(f[0] for f in floors):.2f} wall,"
         f" {statistics.median(cpus) / statistics.median(f[1] for f in floors):.2f} CPU"
@@ -341,7 +328,7 @@ _LOOP = {
     "stdlib json loop": "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and json.loads(line)",
     "orjson alone": "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):\n    try: line.strip() and orjson.loads(line)\n    except orjson.JSONDecodeError: pass",
     # orjson fails at a line's first bare NaN, so "orjson alone" reads no dashboard line to its end:
-    # the parse judge does is each line with NaN spelled as a string of its length.
+    # the parse judge does is each line with NaN spelled as a string (runs/jsonl.py).
     "orjson, NaN spelled": "import orjson, sys\nfh = open(sys.argv[1], 'rb')\nwhile c := fh.read(1 << 22):\n"
     "    for line in c.replace(b'NaN', b'\"~\"').split(b'\\n'):\n"
     "        try: line.strip() and orjson.loads(line)\n        except orjson.JSONDecodeError: pass",

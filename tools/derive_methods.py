@@ -1,15 +1,21 @@
-"""Which `derive --method` should be the default? Measured on generated Miles-shaped runs.
+"""Which `derive --method` should be the default, and how far should a band reach? Measured on
+generated Miles-shaped runs.
 
-    python tools/derive_methods.py [--trials 40] [--steps 400] [--seeds 3]
+    python tools/derive_methods.py [--trials 40] [--steps 400] [--seeds 3] [--longer 1.5]
 
 A clean run has what real runs have: a per-run offset (seed effects), a trend over training,
-per-step noise, skewed metrics (lengths, times) and rare spikes (gradient norm). A faulty run
-is a clean one with three planted faults: the reward collapses, the gradient norm spikes,
-the answers hit the length limit. For each method the table gives how often a fresh clean
-run of the same setup passes every derived band (the next run's view), how many clean
-metrics fail per run, and how many of the faulty run's faults are caught, with how many
-false fails beside them. Bands are what derive writes: envelope, clamped to the domain,
-rounded outward to 3 digits (`stats.band_bounds`). Tests import the generator from here.
+per-step noise, skewed metrics (lengths, times) and rare spikes (gradient norm). Bands are derived
+from `--seeds` clean runs of `--steps` steps as derive writes them (`stats.band_bounds`: envelope,
+kept to the domain, rounded outward to 3 digits; a margin widens by a factor for a metric whose
+domain starts at 0), reaching every step unless the runs trend (`trend.trend`), else their steps.
+The next runs are the same training carried on, `--longer` times as long. For each method the
+table gives how often the next clean run passes every band and, for each planted fault in a run
+of its own, how often the faulted metric fails and how many other metrics fail beside it. The
+faults: the reward collapses, the gradient norm spikes, the answers run past the length limit,
+the gradient norm collapses to a tenth of its lowest value (a floor), and the gradient norm
+spikes after the steps the bands were measured on (late).
+The row "margin:0.25, before" is the previous default: a margin of an amount on every metric,
+and every band over the steps measured. Tests import the generator from here.
 """
 
 from __future__ import annotations
@@ -18,33 +24,40 @@ import argparse
 import math
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from metrics_manual.derive.stats import Method, band_bounds  # noqa: E402
-from metrics_manual.model.schema import Domain  # noqa: E402
+from metrics_manual.derive.stats import Method, band_bounds, round_down, round_up  # noqa: E402
+from metrics_manual.derive.trend import trend  # noqa: E402
+from metrics_manual.model.schema import DOMAIN_BOUNDS, Domain  # noqa: E402
 
 Series = dict[str, dict[int, float]]
 
-# key -> the domain its unit or declaration gives in the test catalog (derive_helpers.SEEDS_CATALOG).
+# key -> its domain in the real catalog (ranges/catalog.yaml): lengths in tokens and a norm cannot be negative.
 BANDED: dict[str, Domain] = {
     "rollout/raw_reward": "any",
     "rollout/response_lengths": "non-negative",
     "train/grad_norm": "non-negative",
     "train/ppo_kl": "any",
 }
-FAULTS = ("rollout/raw_reward", "train/grad_norm", "rollout/response_lengths")
+FAULTS = ("rollout/raw_reward", "train/grad_norm", "rollout/response_lengths")  # the metrics faulty_run breaks
 TOKEN_LIMIT = 1024
 
 
-def clean_run(seed: int, steps: int) -> Series:
-    """One clean run: what two seeds of one setup differ by, and what one run's steps differ by."""
+def clean_run(seed: int, steps: int, horizon: int | None = None) -> Series:
+    """One clean run: what two seeds of one setup differ by, and what one run's steps differ by.
+
+    `horizon`: the steps the training schedule spans (default: `steps`); a run longer than its
+    horizon is the same training carried on past it.
+    """
     rng = random.Random(seed)
     offset = {k: rng.gauss(0, 1) for k in ("reward", "length", "grad", "time")}  # the seed's own level
+    span = max((horizon or steps) - 1, 1)
     run: Series = {}
     for s in range(steps):
-        progress = s / max(steps - 1, 1)
+        progress = s / span
         reward = 0.35 + 0.4 / (1 + math.exp(-8 * (progress - 0.4))) + 0.015 * offset["reward"]
         length = 520 * (1 + 0.35 * progress) * math.exp(0.04 * offset["length"])
         grad = 1.1 * math.exp(0.12 * offset["grad"]) * (2.2 if s < 3 else 1.0)
@@ -66,24 +79,82 @@ def clean_run(seed: int, steps: int) -> Series:
     return run
 
 
-def faulty_run(seed: int, steps: int) -> Series:
-    """A clean run with the faults of FAULTS planted: a reward collapse, gradient spikes, lengths at the limit."""
-    run = clean_run(seed, steps)
-    for s in range(steps // 2, steps // 2 + max(steps // 20, 3)):
+def _reward_collapse(run: Series, measured: int) -> None:
+    for s in range(measured // 2, measured // 2 + max(measured // 20, 3)):
         run["rollout/raw_reward"][s] = 0.02
-    for s in (steps // 3, steps // 3 + 7, steps // 3 + 19):
+
+
+def _grad_spikes(run: Series, measured: int) -> None:
+    for s in (measured // 3, measured // 3 + 7, measured // 3 + 19):
         run["train/grad_norm"][s] *= 40
-    for s in range(2 * steps // 3, 2 * steps // 3 + 10):
+
+
+def _lengths_past_the_limit(run: Series, measured: int) -> None:
+    for s in range(2 * measured // 3, 2 * measured // 3 + 10):
         run["rollout/response_lengths"][s] = float(TOKEN_LIMIT) * 2.5  # far past any clean run (a broken limit)
+
+
+def _grad_floor(run: Series, measured: int) -> None:
+    lowest = min(run["train/grad_norm"].values())
+    for s in range(measured // 4, measured // 4 + 10):
+        run["train/grad_norm"][s] = lowest / 10  # the updates vanish: a tenth of the run's own lowest
+
+
+def _late_grad_spike(run: Series, measured: int) -> None:
+    late = [s for s in run["train/grad_norm"] if s >= measured]
+    for s in late[len(late) // 2 : len(late) // 2 + 3]:
+        run["train/grad_norm"][s] *= 40
+
+
+# name -> (the metric it breaks, how it is planted in a run of which `measured` steps were measured).
+PLANTED: dict[str, tuple[str, Callable[[Series, int], None]]] = {
+    "reward collapse": ("rollout/raw_reward", _reward_collapse),
+    "gradient spikes": ("train/grad_norm", _grad_spikes),
+    "lengths past the limit": ("rollout/response_lengths", _lengths_past_the_limit),
+    "floor": ("train/grad_norm", _grad_floor),
+    "late": ("train/grad_norm", _late_grad_spike),
+}
+
+
+def faulty_run(seed: int, steps: int) -> Series:
+    """A clean run with the faults of FAULTS planted: a reward collapse, gradient spikes and a collapse
+    of the gradient norm to a tenth of its lowest, lengths at the limit."""
+    run = clean_run(seed, steps)
+    for name in ("reward collapse", "gradient spikes", "lengths past the limit", "floor"):
+        PLANTED[name][1](run, steps)
     return run
 
 
-def failing(run: Series, bands: dict[str, tuple[float, float]]) -> set[str]:
-    return {k for k, (lo, hi) in bands.items() if any(not lo <= v <= hi for v in run[k].values())}
+Band = tuple[float, float, int | None]  # min, max, and the steps it reaches (None: every step)
 
 
-def bands_from(runs: list[Series], method: Method) -> dict[str, tuple[float, float]]:
-    return {k: band_bounds([v for r in runs for v in r[k].values()], method, 3, d) for k, d in BANDED.items()}
+def failing(run: Series, bands: dict[str, Band]) -> set[str]:
+    return {
+        k for k, (lo, hi, n) in bands.items() if any(not lo <= v <= hi for s, v in run[k].items() if n is None or s < n)
+    }
+
+
+def _before(values: list[float], method: Method, domain: Domain) -> tuple[float, float]:
+    """The previous default's bounds: the envelope of an amount, then kept to the domain, rounded outward."""
+    low, high = DOMAIN_BOUNDS[domain]
+    lo, hi = method.envelope(values, "any")
+    lo, hi = (max(lo, low), max(hi, low)) if low is not None else (lo, hi)
+    lo, hi = (min(lo, high), min(hi, high)) if high is not None else (lo, hi)
+    return round_down(lo, 3), round_up(hi, 3)
+
+
+def bands_from(runs: list[Series], method: Method, before: bool = False) -> dict[str, Band]:
+    """Each banded metric's band from the runs, as derive writes it (`before`: as it wrote it until now)."""
+    out: dict[str, Band] = {}
+    steps = min(len(r["train/grad_norm"]) for r in runs)
+    for key, domain in BANDED.items():
+        values = [v for r in runs for v in r[key].values()]
+        if before:
+            out[key] = (*_before(values, method, domain), steps)
+            continue
+        reach = steps if trend([sorted(r[key].items()) for r in runs]).trending else None
+        out[key] = (*band_bounds(values, method, 3, domain), reach)
+    return out
 
 
 METHODS = (
@@ -97,28 +168,39 @@ METHODS = (
     "sigma:5",
     "percentile:1,99",
 )
+BEFORE = "margin:0.25, before"
 
 
-def measure(trials: int, steps: int, seeds: int) -> list[tuple[str, float, float, float, float]]:
-    """Per method: next clean run passes (share), clean metrics failing per run, faults caught (share),
-    false fails of the faulty run per run."""
-    rows = []
-    for name in METHODS:
-        method = Method.parse(name)
-        passes = false_clean = caught = false_faulty = 0
-        for t in range(trials):
-            base = 1000 * t
-            bands = bands_from([clean_run(base + i, steps) for i in range(seeds)], method)
-            clean_fails = failing(clean_run(base + 900, steps), bands)
-            passes += not clean_fails
-            false_clean += len(clean_fails)
-            faulty_fails = failing(faulty_run(base + 901, steps), bands)
-            caught += len(faulty_fails & set(FAULTS))
-            false_faulty += len(faulty_fails - set(FAULTS))
-        rows.append(
-            (name, passes / trials, false_clean / trials, caught / (trials * len(FAULTS)), false_faulty / trials)
-        )
-    return rows
+class Row:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.passes = self.false_faulty = 0
+        self.caught: dict[str, int] = dict.fromkeys(PLANTED, 0)
+
+
+def measure(trials: int, steps: int, seeds: int, longer: float = 1.5) -> list[Row]:
+    """Per method (and the previous default): what the next clean run and each planted fault give."""
+    rows = {name: Row(name) for name in (*METHODS, BEFORE)}
+    methods = {name: Method.parse(name.removesuffix(", before")) for name in rows}
+    following = max(steps, round(steps * longer))
+    for t in range(trials):
+        base = 1000 * t
+        runs = [clean_run(base + i, steps) for i in range(seeds)]
+        clean = clean_run(base + 900, following, horizon=steps)
+        faulty = {}
+        for name, (key, plant) in PLANTED.items():
+            run = clean_run(base + 901, following, horizon=steps)
+            plant(run, steps)
+            faulty[name] = (key, run)
+        for name, row in rows.items():
+            bands = bands_from(runs, methods[name], before=name == BEFORE)
+            fails = failing(clean, bands)
+            row.passes += not fails
+            for fault, (key, run) in faulty.items():
+                fails = failing(run, bands)
+                row.caught[fault] += key in fails
+                row.false_faulty += len(fails - {key})
+    return list(rows.values())
 
 
 def main() -> None:
@@ -126,14 +208,21 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--steps", type=int, default=400)
     ap.add_argument("--seeds", type=int, default=3, help="clean runs a band is derived from")
+    ap.add_argument("--longer", type=float, default=1.5, help="the next runs' length, in the derived runs' steps")
     args = ap.parse_args()
-    print(f"{args.trials} trials, {args.seeds} clean runs of {args.steps} steps each, {len(BANDED)} banded metrics")
     print(
-        "| method | next clean run passes | clean metrics failing per run | faults caught | false fails beside the faults |"
+        f"{args.trials} trials, {args.seeds} clean runs of {args.steps} steps each, {len(BANDED)} banded metrics, "
+        f"next runs of {max(args.steps, round(args.steps * args.longer))} steps, {len(PLANTED)} faults each in a run of its own"
     )
-    print("|---|---|---|---|---|")
-    for name, passed, false_clean, caught, false_faulty in measure(args.trials, args.steps, args.seeds):
-        print(f"| {name} | {passed:.0%} | {false_clean:.2f} | {caught:.0%} | {false_faulty:.2f} |")
+    print("| method | next clean run passes | faults caught | floor | late | false fails |")
+    print("|---|---|---|---|---|---|")
+    n = args.trials
+    for row in measure(n, args.steps, args.seeds, args.longer):
+        caught = sum(row.caught.values()) / (n * len(PLANTED))
+        print(
+            f"| {row.name} | {row.passes / n:.0%} | {caught:.0%} "
+            f"| {row.caught['floor'] / n:.0%} | {row.caught['late'] / n:.0%} | {row.false_faulty / (n * len(PLANTED)):.2f} |"
+        )
 
 
 if __name__ == "__main__":

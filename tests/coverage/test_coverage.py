@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli, write_project
 from metrics_manual.coverage.scan import scan
-
-NS = frozenset({"train", "rollout", "perf", "eval"})
-
-
-def tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), "utf-8")
-    return root
+from miles_tree import NS, tree
 
 
 def keys(root: Path) -> dict[str, str]:
@@ -240,7 +230,7 @@ def test_known_keys_in_coverage_yaml_pass(tmp_path: Path) -> None:
     (project / "ranges" / "coverage.yaml").write_text(
         "commit: 0123abcd\n"
         "undocumented: [{key: 'perf/new_{x}_time', reason: a debug timer}]\n"
-        "not_scanned: [{key: perf/gone_time, reason: named at run time}]\n",
+        "not_visible: [{key: perf/gone_time, reason: named at run time}]\n",
         "utf-8",
     )
     miles = tree(tmp_path / "miles", MILES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import random
 import re
 import statistics
 from decimal import Decimal
@@ -406,9 +407,16 @@ def test_capture_is_compact_holds_only_catalog_keys_and_reads_back(seeds, tmp_pa
     assert len(text.encode()) < 12 * 8 * 32
 
 
-def test_proposals_cover_the_setup_steps_of_longer_runs(seeds, tmp_path: Path) -> None:
+@pytest.mark.parametrize("rising", [False, True], ids=["level", "rising"])
+def test_a_band_reaches_every_step_unless_its_runs_trend(seeds, tmp_path: Path, rising: bool) -> None:
+    """Runs of 20 steps, a setup of 12: a metric with no trend is ranged at every step (from every
+    value), a trending one only over the steps it was measured on (a proposal: the setup's)."""
     root, _, _ = seeds
     runs = {f"long-{i}": seed_run(i, steps=STEPS + 8) for i in (1, 2)}
+    if rising:  # answers that grow by 40 tokens a step over noise of 20: a trend
+        for i, run in enumerate(runs.values()):
+            rng = random.Random(i)
+            run.series["rollout/response_lengths"] = {s: 400 + 40 * s + rng.uniform(-20, 20) for s in range(STEPS + 8)}
     paths = write_runs(tmp_path / "long", runs)
     result = run_cli(
         "derive",
@@ -419,19 +427,32 @@ def test_proposals_cover_the_setup_steps_of_longer_runs(seeds, tmp_path: Path) -
         "--metric",
         "rollout/response_lengths",
         "--metric",
+        "rollout/raw_reward",
+        "--metric",
         "perf/rollout_time",
         "--write",
         cwd=root,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     e = load_manual(root).profile("seeds").expectations
-    first = _pooled(runs, "rollout/response_lengths", STEPS)
-    assert (
-        e["rollout/response_lengths"][0].min,
-        e["rollout/response_lengths"][0].max,
-        e["rollout/response_lengths"][0].steps,
-    ) == (_outward(min(first), 3, False), _outward(max(first), 3, True), STEPS)
-    assert e["perf/rollout_time"][0].steps == STEPS
+    lengths = e["rollout/response_lengths"][0]
+    measured = _pooled(runs, "rollout/response_lengths", STEPS if rising else None)
+    assert (lengths.min, lengths.max, lengths.steps) == (
+        _outward(min(measured), 3, False),
+        _outward(max(measured), 3, True),
+        STEPS if rising else None,
+    )
+    line = next(t for t in result.stdout.splitlines() if t.startswith("rollout/response_lengths [0] proposed band"))
+    assert ("a trend (0.3 or more)" in line) == rising and ("no trend (under 0.3)" in line) != rising, line
+    # The reward climbs: its band keeps the 12 steps it had, from their values.
+    reward = e["rollout/raw_reward"][0]
+    first = _pooled(runs, "rollout/raw_reward", STEPS)
+    assert (reward.min, reward.max, reward.steps) == (
+        _outward(min(first), 3, False),
+        _outward(max(first), 3, True),
+        STEPS,
+    )
+    assert e["perf/rollout_time"][0].steps == STEPS  # a median is of the steps it names
 
 
 def test_check_judges_only_captures_inside_the_project(seeds, tmp_path: Path) -> None:

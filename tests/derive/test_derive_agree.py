@@ -242,7 +242,8 @@ def test_check_re_judges_every_expectation_with_or_without_sources(tmp_path: Pat
 @pytest.mark.parametrize(
     "values, method, domain, expected",
     [
-        ([0.01, 0.02, 0.4], "margin:0.25", "fraction", (0, 0.498)),  # min would be -0.0875
+        ([0.01, 0.02, 0.4], "margin:0.25", "fraction", (0.00397, 1)),  # by a factor of 40^0.25: max 1.006
+        ([0, 0.02, 0.4], "margin:0.25", "fraction", (0, 0.5)),  # it reached 0: by an amount, min -0.1
         ([0.6, 0.95, 0.99], "sigma:3", "fraction", (0.203, 1)),  # max would be 1.49
         ([0.4, 1.2, 4.9], "sigma:3", "non-negative", (0, 9.37)),  # a norm never below 0 (min would be -5.04)
         ([-0.3, 0.2], "margin:0.25", "any", (-0.425, 0.325)),

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO, TINY_PROFILE
+from conftest import PROJECT, REAL_TREE, TINY_PROFILE
 from derive_helpers import SEEDS_CATALOG, SEEDS_PROFILE
 from metrics_manual.derive.profile_edit import Number, ProfileFile, yaml_number
 from metrics_manual.diagnostics.finding import SourceError
@@ -76,10 +76,11 @@ def test_ruamel_itself_reproduces_the_usual_layouts(name: str) -> None:
 
 def _profiles_under_ranges() -> list[Path]:
     """The files derive edits: the profiles (the catalog and coverage are never written by a tool)."""
-    return sorted((REPO / "ranges" / "profiles").glob("*.yaml"))
+    return sorted((PROJECT / "ranges" / "profiles").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("path", _profiles_under_ranges(), ids=lambda p: p.relative_to(REPO).as_posix())
+@REAL_TREE
+@pytest.mark.parametrize("path", _profiles_under_ranges(), ids=lambda p: p.relative_to(PROJECT).as_posix())
 def test_every_profile_under_ranges_reads_back_byte_for_byte(path: Path) -> None:
     text = path.read_bytes().decode("utf-8")
     assert ProfileFile(text, path.name).text() == text
@@ -107,7 +108,9 @@ def _first_number(data: object, loc: tuple = ()) -> tuple | None:
 
 
 @pytest.mark.parametrize(
-    "path", sorted((REPO / "ranges" / "profiles").glob("*.yaml")) + [None], ids=lambda p: p.name if p else "seeds"
+    "path",
+    [pytest.param(p, marks=REAL_TREE) for p in _profiles_under_ranges()] + [None],
+    ids=lambda p: p.name if p else "seeds",
 )
 def test_changing_one_number_changes_one_line(path: Path | None) -> None:
     text = path.read_text("utf-8") if path else SEEDS_PROFILE

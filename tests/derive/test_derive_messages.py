@@ -14,7 +14,7 @@ from metrics_manual.runs.series import Run
 from metrics_manual.source.load import load_manual
 
 # Two metrics no profile ranges, so derive proposes a band for each: one that cannot be negative and
-# whose values lie near 0 (the default margin reaches below 0), one that is the same at every step.
+# is often 0 (the default margin reaches below 0), one that is nearly the same at every step.
 CATALOG = (
     SEEDS_CATALOG
     + """\
@@ -25,17 +25,24 @@ CATALOG = (
         meaning: the GPUs of the run
 """
 )
+RARE_STEP = 6  # where seed-2 gives the one value that differs, in `_runs(..., rare=True)`
 
 
-def _runs(tmp: Path, constant: float = 8.0, grad_norm: float | None = None) -> list[str]:
+def _runs(tmp: Path, constant: float = 8.0, grad_norm: float | None = None, rare: bool = False) -> list[str]:
+    """Three seeds, with perf/world_size `constant` at every step (with `rare`: but at RARE_STEP of seed-2,
+    where it and grad_norm are twice as large, so a percentile envelope gives a band of no width)."""
     runs = {}
     for i in (1, 2, 3):
         run: Run = seed_run(i)
         rng = random.Random(100 + i)
-        run.series["perf/retries"] = {s: rng.uniform(0.1, 2.0) for s in run.series["perf/step_time"]}
+        run.series["perf/retries"] = {s: float(rng.choice((0, 0, 1, 2))) for s in run.series["perf/step_time"]}
         run.series["perf/world_size"] = {s: constant for s in run.series["perf/step_time"]}
-        if grad_norm is not None:  # one value at every step: both of its bands get no width
+        if grad_norm is not None:  # one value at every step
             run.series["train/grad_norm"] = {s: grad_norm for s in run.series["train/grad_norm"]}
+        if rare and i == 2:
+            run.series["perf/world_size"][RARE_STEP] *= 2
+            if grad_norm is not None:
+                run.series["train/grad_norm"][RARE_STEP] *= 2
         runs[f"seed-{i}"] = run
     return [f"--run={name}={path}" for name, path in write_runs(tmp / "runs", runs).items()]
 
@@ -94,32 +101,54 @@ def test_the_domain_is_named_only_where_it_moved_a_bound(project: tuple[Path, li
     retries = _line(result.stdout, "perf/retries [0] proposed band")
     written = load_manual(root).profile("seeds").expectations["perf/retries"][0]
     assert written.min == 0 and written.max is not None and written.max > 2
-    # The margin reached below 0, and the domain moved the minimum there; the maximum was not moved.
+    # Its runs reached 0: the margin, an amount then, reached below 0, and the domain moved the minimum
+    # there; the maximum was not moved.
     clipped = re.search(r"\(kept to the metric's domain, non-negative: min (-[0-9.]+) -> 0\)$", retries)
     assert clipped and float(clipped.group(1)) < 0, retries
-    # Response lengths (tokens: non-negative) lie far from 0: nothing was kept to the domain.
+    # Response lengths (tokens: non-negative) stayed above 0: the margin is a factor, the floor stays above
+    # 0 and nothing was kept to the domain.
     lengths = _line(result.stdout, "rollout/response_lengths [0] proposed band")
-    assert (
-        "domain" not in lengths
-        and load_manual(root).profile("seeds").expectations["rollout/response_lengths"][0].min > 0
-    )  # type: ignore[union-attr, operator]
+    assert "in log space" in lengths and "kept to the metric's domain" not in lengths, lengths
+    assert load_manual(root).profile("seeds").expectations["rollout/response_lengths"][0].min > 0  # type: ignore[union-attr, operator]
 
 
-def test_a_band_with_no_width_is_written_with_a_warning(project: tuple[Path, list[str]]) -> None:
+def test_a_metric_of_one_value_in_every_run_is_an_exact_value(project: tuple[Path, list[str]]) -> None:
     root, runs = project
     result = run_cli("derive", "--profile", "seeds", *runs, "--write", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
+    exact = load_manual(root).profile("seeds").expectations["perf/world_size"][0]
+    assert (exact.kind, exact.value, exact.at) == ("exact", 8, "every_step")  # type: ignore[union-attr]
+    assert _line(result.stdout, "perf/world_size [0] proposed exact: all 36 values were 8, in every run")
+    assert "MM520" not in result.stderr  # no band of no width, so no warning
+    # An existing band of every step whose runs are one value becomes that exact value, its condition kept.
+    band = run_cli("derive", "--profile", "seeds", *_runs(root.parent / "flat", grad_norm=1.0), "--write", cwd=root)
+    assert band.returncode == 0, band.stdout + band.stderr
+    grad, window = load_manual(root).profile("seeds").expectations["train/grad_norm"]
+    assert (grad.kind, grad.value, grad.at) == ("exact", 1, "every_step")  # type: ignore[union-attr]
+    assert _line(band.stdout, "train/grad_norm [0] exact: all 36 values were 1, in every run").endswith(
+        "(it was a band)"
+    )
+    assert (window.kind, window.min, window.max, window.condition) == ("band", 1, 1, "in the first steps")  # type: ignore[union-attr]
+    text = (root / "ranges/profiles/seeds.yaml").read_text("utf-8")
+    # Written anew in its kind's order (in the block style it had): kind and value first, its sources last.
+    assert "  train/grad_norm:\n    - kind: exact\n      value: 1\n      at: every_step\n      sources: [seed-1" in text
+
+
+def test_a_band_with_no_width_is_written_with_a_warning(project: tuple[Path, list[str]]) -> None:
+    root, _ = project
+    runs = _runs(root.parent / "rare", rare=True)
+    result = run_cli("derive", "--profile", "seeds", *runs, "--method", "percentile:5,95", "--write", cwd=root)
+    assert result.returncode == 1, result.stdout + result.stderr  # the rare value lies outside: derive says so
     band = load_manual(root).profile("seeds").expectations["perf/world_size"][0]
-    assert (band.min, band.max) == (8, 8)  # written as the runs gave it: never widened unasked
+    assert (band.min, band.max) == (8, 8)  # written as the method gave it: never widened unasked
     text = (root / "ranges/profiles/seeds.yaml").read_text("utf-8")
     line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith("  perf/world_size:")) + 1
     warnings = [w for w in result.stderr.splitlines() if "[MM520]" in w]
     assert len(warnings) == 1, result.stderr
     assert re.match(rf"ranges/profiles/seeds\.yaml:{line}:\d+: warning: perf/world_size \[0\]: ", warnings[0])
-    # A proposal covers the setup's first 12 steps (`steps: 12`): an exact value at every step is no advice there.
-    for words in ("no width", "all 36 values were 8", "first 12 steps", "more runs", "by hand"):
+    for words in ("no width", "the method gave no width", "(kind: exact, value: 8, at: every_step)", "more runs"):
         assert words in warnings[0]
-    assert "every_step" not in warnings[0] and "(a proposed expectation" not in warnings[0]
+    assert "(a proposed expectation" not in warnings[0]
     # Bands that vary are not warned about.
     assert not any("[MM520]" in w and "perf/world_size" not in w for w in result.stderr.splitlines())
 
@@ -151,11 +180,10 @@ def _at(text: str, key: str, item: int) -> int:
 
 def test_no_width_warnings_of_a_dry_run_point_into_the_file_on_disk(tmp_path: Path) -> None:
     root = write_project(tmp_path / "manual", CATALOG, {"seeds": SEEDS_PROFILE})
-    runs = _runs(tmp_path, grad_norm=1.0)
+    runs = [*_runs(tmp_path, grad_norm=1.0, rare=True), "--method", "percentile:5,95"]
     profile = root / "ranges/profiles/seeds.yaml"
     on_disk = profile.read_text("utf-8")
     dry = run_cli("derive", "--profile", "seeds", *runs, cwd=root)
-    assert dry.returncode == 0, dry.stdout + dry.stderr
     assert profile.read_text("utf-8") == on_disk  # nothing written
     warned = _warned(dry.stderr)
     assert set(warned) == {"train/grad_norm [0]", "train/grad_norm [1]", "perf/world_size [0]"}, dry.stderr
@@ -168,7 +196,6 @@ def test_no_width_warnings_of_a_dry_run_point_into_the_file_on_disk(tmp_path: Pa
     )
 
     wrote = run_cli("derive", "--profile", "seeds", *runs, "--write", cwd=root)
-    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
     edited = profile.read_text("utf-8")
     # The edit adds the runs as sources above the expectations: every line moved, and the warnings
     # of the run that wrote the file point into it.
@@ -195,8 +222,8 @@ def test_no_width_warnings_of_a_dry_run_point_into_the_file_on_disk(tmp_path: Pa
 
 def test_a_band_of_the_first_steps_is_never_advised_to_be_exact_at_every_step(tmp_path: Path) -> None:
     root = write_project(tmp_path / "manual", CATALOG, {"seeds": SEEDS_PROFILE})
-    result = run_cli("derive", "--profile", "seeds", *_runs(tmp_path, grad_norm=1.0), cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
+    runs = [*_runs(tmp_path, grad_norm=1.0, rare=True), "--method", "percentile:5,95"]
+    result = run_cli("derive", "--profile", "seeds", *runs, cwd=root)
     warned = _warned(result.stderr)
     # The window holds in the first 2 steps only: exact at every step would fail every later step.
     window = warned["train/grad_norm [1]"]

@@ -12,13 +12,20 @@ import pytest
 
 from browser_helpers import served
 from conftest import REPO, run_cli
-from derive_helpers import seed_run, seeds_project, write_runs
+from derive_helpers import SEEDS_PROFILE, seed_run, seeds_project, write_runs
 from metrics_manual.runs.capture import captured_runs_by_profile
 from metrics_manual.site.curves import ReferenceCurves
 from metrics_manual.source.load import load_manual
 from site_helpers import mkdocs_build
 
 RUNS = ("seed-1", "seed-2", "seed-3")
+# A second profile whose captures are not in the project (a capture source without its SHA-256, as a
+# lab's summary file kept elsewhere): its page says so.
+ELSEWHERE = (
+    SEEDS_PROFILE.replace("id: seeds", "id: elsewhere")
+    .replace("title: Seed runs", "title: Runs kept elsewhere")
+    .replace("sources:\n", "sources:\n  kept: {kind: capture, path: lab/summary.json, keys: [runs.a]}\n")
+)
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +33,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project whose profile was derived from three runs captured into captures/."""
     tmp = tmp_path_factory.mktemp("curves")
     root = seeds_project(tmp / "manual")
+    (root / "ranges/profiles/elsewhere.yaml").write_text(ELSEWHERE, "utf-8")
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
     # The hand-written pages and styles, as the site has them: the generated ones come from this source.
     for page in (REPO / "docs").glob("*.md"):
@@ -79,9 +87,9 @@ def test_profile_pages_say_where_the_captures_are(derived: Path) -> None:
     for name in RUNS:  # each run's source shows its file's digest next to its path
         source = load_manual(derived).profile("seeds").sources[name]
         assert f"capture file `{source.path}` (keys `{name}`), SHA-256 `{source.sha256[:12]}`" in page
-    lab = (REPO / "docs/profiles").glob("*.md")
-    outside = [p for p in lab if p.name != "index.md" and "capture" in p.read_text("utf-8")]
-    assert outside and all("not in this repository" in p.read_text("utf-8") for p in outside)
+    elsewhere = (derived / "docs/profiles/elsewhere.md").read_text("utf-8")
+    assert "not in this repository" in elsewhere and "are in this repository" not in elsewhere
+    assert "not in this repository" not in page
 
 
 class _Curves(HTMLParser):

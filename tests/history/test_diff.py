@@ -215,3 +215,49 @@ def test_bad_input_exits_2(repo: Path, tmp_path: Path) -> None:
     plain = write_project(tmp_path / "nogit", TINY_CATALOG)
     out = run_cli("diff", "--root", str(plain), "HEAD")
     assert out.returncode == 2 and "not a git repository" in out.stderr
+
+
+def _text_diff(root: Path, *args: str):  # type: ignore[no-untyped-def]
+    out = run_cli("diff", "--root", str(root), *args)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_on_main_itself_the_base_is_head_and_the_note_names_the_base_meant(repo: Path) -> None:
+    """The issue's case: a local main with 4 commits that changed ranges/ compared with itself."""
+    (repo / "README.md").write_text("a project\n", "utf-8")
+    before = commit(repo, "a readme: ranges/ unchanged")
+    for i, new in enumerate(("0.91", "0.92", "0.93", "0.94")):
+        edit(repo, "ranges/profiles/tiny.yaml", f"max: {('0.9', '0.91', '0.92', '0.93')[i]}", f"max: {new}")
+        commit(repo, f"max {new}")
+    out = _text_diff(repo)
+    assert out.stdout.startswith("Range changes: merge base with main: HEAD itself (")
+    assert "No change to the ranges." in out.stdout  # the working tree is HEAD
+    note = out.stderr
+    assert note.startswith("note: the base is HEAD itself: main holds every commit of HEAD"), note
+    assert f"metrics-manual diff HEAD~4 ({before[:12]}, the last commit before the latest 4 commits in a row" in note
+    assert "upstream" not in note  # there is none
+    # The base it names shows the four commits' change, and no note: the base was named.
+    named = _text_diff(repo, "HEAD~4")
+    assert "max 0.9" not in named.stdout and "0.5 to 0.94" in named.stdout and named.stderr == ""
+    assert diff(repo, "HEAD~4")["base"]["name"] == "HEAD~4"
+
+
+def test_a_clone_ahead_of_its_upstream_is_told_to_name_it(repo: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    edit(clone, "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.8")
+    commit(clone, "narrow on the local main")
+    note = _text_diff(clone).stderr
+    assert "metrics-manual diff origin/main (the upstream)" in note, note
+    # The first commit made ranges/: there is no commit before it to name.
+    assert "HEAD~" not in note
+    assert "0.5 to 0.8" in _text_diff(clone, "origin/main").stdout
+
+
+def test_a_branch_names_its_merge_base_and_gives_no_note(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    edit(repo, "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.8")
+    commit(repo, "narrow on the branch")
+    out = _text_diff(repo)
+    assert out.stdout.startswith("Range changes: merge base with main (") and out.stderr == ""

@@ -14,7 +14,7 @@ import run_forms
 from conftest import REPO, run_cli, write_project
 from judge_fixture import CATALOG, PROFILE, STEPS, clean_run, judged_profile, judged_project
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import Judgement
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RunInputError, detect, read_run
 
@@ -297,7 +297,17 @@ def test_json_validates_against_its_published_schema(project: Path, faulty: Path
     data = json.loads(result.stdout)
     schema = json.loads((REPO / "docs/export/verdict.schema.json").read_text("utf-8"))
     jsonschema.validate(data, schema)
-    assert data["summary"] == {"pass": 6, "fail": 1, "error": 1, "not_judged": 1, "problems": 0}
+    assert data["summary"] == {
+        "pass": 6,
+        "fail": 1,
+        "error": 1,
+        "not_judged": 1,
+        "uncovered": 1,
+        "nothing_judged": None,
+        "problems": 0,
+    }
+    # train/ppo_kl's one expectation holds at step 0: steps 1-9 are judged by nothing, and it says so.
+    assert data["uncovered"] == [{"metric": "train/ppo_kl", "steps": [{"first": 1, "last": 9}], "count": 9, "of": 10}]
     failing = [r for r in data["results"] if r["verdict"] != "pass"]
     assert [(r["metric"], r["expectation"], r["failing_steps"]) for r in failing] == [
         ("rollout/raw_reward", 0, [{"step": 4, "value": "NaN"}]),
@@ -322,7 +332,8 @@ def test_text_names_verdict_phrase_observation_and_link(project: Path, faulty: P
         line.startswith("PASS  train/grad_norm: expected 0.5 to 2 per step in the first 2 steps, with plain sampling")
         for line in lines
     )
-    assert lines[-1] == "7 pass, 1 fail, 0 error, 1 not judged"
+    assert "  train/ppo_kl: steps 1-3, 5-9 are covered by no expectation (8 of 9 steps)" in lines
+    assert lines[-1] == "7 pass, 1 fail, 0 error, 1 not judged, 1 metric(s) with steps no expectation covers"
 
 
 def test_exit_codes(project: Path, faulty: Path, tmp_path: Path) -> None:
@@ -351,8 +362,8 @@ def test_junit_is_well_formed_junit(project: Path, faulty: Path) -> None:
     # The common JUnit schema: counts agree with the cases, each case has a name and a classname,
     # and at most one failure / error / skipped child with a message.
     assert (
-        int(suites[0].get("tests")) == len(cases) == 10
-    )  # 8 expectations, the keys not in the catalog, reading the files
+        int(suites[0].get("tests")) == len(cases) == 11
+    )  # 8 expectations, the keys not in the catalog, the steps no expectation covers, reading the files
     assert int(suites[0].get("failures")) == sum(c.find("failure") is not None for c in cases) == 1
     assert int(suites[0].get("errors")) == sum(c.find("error") is not None for c in cases) == 1
     for c in cases:
@@ -361,6 +372,8 @@ def test_junit_is_well_formed_junit(project: Path, faulty: Path) -> None:
         assert len(outcomes) <= 1 and all(el.get("message") for el in outcomes)
     failed = next(c for c in cases if c.find("failure") is not None)
     assert failed.get("classname") == "train/grad_norm" and "step 7" in failed.find("failure").get("message")
+    uncovered = next(c for c in cases if c.get("name") == "steps no expectation covers")
+    assert uncovered.find("system-out").text == "train/ppo_kl: steps 1-9 are covered by no expectation (9 of 10 steps)"
 
 
 def test_github_annotations(project: Path, faulty: Path) -> None:
@@ -369,8 +382,10 @@ def test_github_annotations(project: Path, faulty: Path) -> None:
     assert [line.split("::")[1] for line in lines] == [
         "error title=rollout/raw_reward error",
         "error title=train/grad_norm fail",
+        "warning title=train/ppo_kl%3A steps no expectation covers",
         "notice title=metrics-manual judge",
     ]
+    assert lines[2].endswith("::train/ppo_kl: steps 1-9 are covered by no expectation (9 of 10 steps)")
 
 
 def test_text_from_the_source_stays_inert_in_junit(tmp_path: Path) -> None:
@@ -481,12 +496,12 @@ def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(
 @pytest.mark.parametrize("form", ["events", "dashboard", "ci-history", "wandb-csv"])
 def test_every_reader_reports_every_byte_to_the_progress_bar(form: str, tmp_path: Path) -> None:
     from metrics_manual.runs.collect import Collector
-    from metrics_manual.runs.read import READERS
+    from metrics_manual.runs.forms import BY_NAME
 
     done: list[int] = []
     for f in run_forms.write(form, clean_run(), tmp_path):
         done.clear()
-        READERS[form](f, str(f), Collector(_steps(), done.append))
+        BY_NAME[form].read(f, str(f), Collector(_steps(), done.append))
         assert sum(done) == f.stat().st_size and all(n >= 0 for n in done)
 
 

@@ -87,7 +87,11 @@ def test_the_other_reasons_are_listed_up_to_a_cap(tmp_path: Path) -> None:
     assert len(listed) == NOT_JUDGED_SHOWN + 1
     assert all(line.endswith(": every step it covers is excluded") for line in listed[:-1])
     assert listed[-1] == "  and 7 more; --format json lists them"
-    assert lines[-1] == f"0 pass, 0 fail, 0 error, {many} not judged"
+    assert lines[-1] == (
+        f"0 pass, 0 fail, 0 error, {many} not judged; nothing was judged: --exclude-steps leaves no step "
+        "that an expectation covers; this is no pass"
+    )
+    assert ran.returncode == 1
     data = json.loads(
         run_cli(
             "judge", "--profile", "judged", str(run), "--exclude-steps", "0-9", "--format", "json", cwd=project

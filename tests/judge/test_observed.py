@@ -8,7 +8,8 @@ import statistics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.judge.rules import Observed, _observed_finite
+from metrics_manual.judge.rules import _observed_finite
+from metrics_manual.judge.verdict import Observed
 
 
 def _plain(points: list[tuple[int, float]]) -> tuple[Observed, bool]:

@@ -1,15 +1,51 @@
-"""A maintainer's ordinary edits to the real tree: build, and everything agrees again (CI stays green)."""
+"""A maintainer's ordinary edits: build, and everything agrees again (CI stays green).
+
+On a fixture tree: the repository's site (mkdocs.yml, hand-written pages, templates) over a source of
+the tests' own, with a profile whose captures are in the project and one whose captures are not. The
+real tree's own agreement is tests/check's, and tests/project/test_first_day.py's on a copy where a
+team followed docs/deriving.md.
+"""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import run_cli
+from conftest import TINY_PROFILE, copy_repo, run_cli
+from derive_helpers import SEEDS_CATALOG, SEEDS_PROFILE, seed_run, write_runs
 from site_helpers import mkdocs_build
+
+
+def fixture_tree(root: Path) -> Path:
+    """The repository's site over the tests' source: `seeds` derived from three runs captured into the
+    project, `tiny` with a capture kept elsewhere."""
+    copy_repo(root)
+    shutil.rmtree(root / "ranges")
+    shutil.rmtree(root / "captures", ignore_errors=True)
+    for generated in ("docs/reference", "docs/profiles", "docs/export"):
+        shutil.rmtree(root / generated)
+    (root / "docs/.generated.json").unlink()
+    (root / "ranges/profiles").mkdir(parents=True)
+    (root / "ranges/catalog.yaml").write_text(SEEDS_CATALOG, "utf-8")
+    (root / "ranges/profiles/seeds.yaml").write_text(SEEDS_PROFILE, "utf-8")
+    (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE.replace("steps: 10", "steps: 12"), "utf-8")
+    runs = write_runs(root.parent / "runs", {f"seed-{i}": seed_run(i) for i in (1, 2, 3)})
+    derived = run_cli(
+        "derive",
+        "--profile",
+        "seeds",
+        *(f"--run={n}={p}" for n, p in runs.items()),
+        "--capture-to",
+        "captures/seeds",
+        "--write",
+        cwd=root,
+    )
+    assert derived.returncode == 0, derived.stdout + derived.stderr
+    return root
 
 
 def load(path: Path) -> dict:
@@ -60,17 +96,17 @@ def agrees(root: Path) -> None:
 
 
 @pytest.mark.slow
-def test_ordinary_edits_keep_docs_and_data_in_agreement(repo_copy: Path, tmp_path: Path) -> None:
-    profiles = sorted((repo_copy / "ranges/profiles").glob("*.y*ml"))
-    original = profiles[0]
-    data = load(original)
-    # 1. Change a band (or add one, should the profile have none).
-    if not widen_first_band(data):
-        key = next(iter(load(repo_copy / "ranges/catalog.yaml")["sections"][0]["metrics"]))["key"]
-        data.setdefault("expectations", {})[key] = [{"kind": "band", "min": 0, "max": 1}]
-    save(original, data)
-    # 2. Add a metric, with a range.
-    catalog = load(repo_copy / "ranges/catalog.yaml")
+def test_ordinary_edits_keep_docs_and_data_in_agreement(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "manual")
+    agrees(root)
+    assert (root / "captures/seeds/seed-1.jsonl").is_file()  # check re-judged them: they are in the project
+    captured = root / "ranges/profiles/seeds.yaml"
+    data = load(captured)
+    # 1. Change a band of the profile whose captures are in the project (wider: they still pass).
+    assert widen_first_band(data)
+    save(captured, data)
+    # 2. Add a metric, with a range on the profile whose captures are elsewhere.
+    catalog = load(root / "ranges/catalog.yaml")
     catalog["sections"].append(
         {
             "id": "added-by-a-maintainer",
@@ -78,19 +114,20 @@ def test_ordinary_edits_keep_docs_and_data_in_agreement(repo_copy: Path, tmp_pat
             "metrics": [{"key": "train/added_metric", "meaning": "a metric added by a maintainer", "unit": "s"}],
         }
     )
-    save(repo_copy / "ranges/catalog.yaml", catalog)
-    data["expectations"]["train/added_metric"] = [{"kind": "median", "value": 12.5, "steps": 3}]
-    save(original, data)
-    # 3. Add a profile whose source ids contain digits.
-    save(repo_copy / "ranges/profiles/seeds1to3.yaml", renamed_copy(data, "seeds1to3"))
-    agrees(repo_copy)
-    reference = "\n".join(p.read_text("utf-8") for p in sorted((repo_copy / "docs/reference/metrics").glob("*.md")))
+    save(root / "ranges/catalog.yaml", catalog)
+    tiny = load(root / "ranges/profiles/tiny.yaml")
+    tiny["expectations"]["train/added_metric"] = [{"kind": "median", "value": 12.5, "steps": 3}]
+    save(root / "ranges/profiles/tiny.yaml", tiny)
+    # 3. Add a profile whose source ids contain digits (a copy of the captured one: its captures are judged too).
+    save(root / "ranges/profiles/seeds1to3.yaml", renamed_copy(data, "seeds1to3"))
+    agrees(root)
+    reference = "\n".join(p.read_text("utf-8") for p in sorted((root / "docs/reference/metrics").glob("*.md")))
     assert "train/added_metric" in reference and "Copy seeds1to3" in reference
-    # 4. Remove a profile: the first one, whatever it is.
-    original.unlink()
-    agrees(repo_copy)
-    assert not (repo_copy / f"docs/profiles/{data['id']}.md").exists()
-    assert not re.search(rf"\b{re.escape(data['id'])}\.json\b", (repo_copy / "docs/.generated.json").read_text("utf-8"))
-    result = mkdocs_build(repo_copy, tmp_path / "site")
+    # 4. Remove a profile: the captured one.
+    captured.unlink()
+    agrees(root)
+    assert not (root / "docs/profiles/seeds.md").exists()
+    assert not re.search(r"\bseeds\.json\b", (root / "docs/.generated.json").read_text("utf-8"))
+    result = mkdocs_build(root, tmp_path / "site")
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr

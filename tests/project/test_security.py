@@ -216,7 +216,10 @@ def poisoned_sources() -> tuple[str, str, set[str]]:
     catalog, profile = yaml.safe_load(TINY_CATALOG), yaml.safe_load(TINY_PROFILE)
     catalog["code"]["date"] = "today"
     metric = catalog["sections"][1]["metrics"][0]
-    metric.update(unit="u", origin={"path": "p.py", "symbol": "f", "computed": "c", "logged": "l"})
+    cited = {"path": "p.py", "symbol": "f", "line": 1, "evidence": "e"}
+    metric.update(unit="u", origin={**cited, "computed": "c", "logged": "l", "named_at": dict(cited)})
+    metric["lab_vs_code"] = [{"lab": "l", "code": "c"}]
+    catalog["sections"][1]["metrics"][2]["not_logged"] = "n"  # train/weight/*: no profile ranges it
     profile["sources"]["log"] = {"kind": "log", "path": "x.log"}
     profile["sources"]["code"]["note"] = "n"
     profile["expectations"]["train/grad_norm"][0]["condition"] = "c"
@@ -244,6 +247,8 @@ def poisoned_sources() -> tuple[str, str, set[str]]:
 
     poison(catalog, Catalog)
     poison(profile, Profile)
+    # The lab's words are the metric's own (the load checks it): its poisoned meaning.
+    metric["lab_vs_code"][0]["lab"] = metric["meaning"]
     dump = lambda d: yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=10_000)  # noqa: E731
     return dump(catalog), dump(profile), hit
 

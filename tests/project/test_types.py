@@ -67,9 +67,12 @@ FLAGGED = {
     ("site/draw.py", "_outside"),
     ("site/draw.py", "_expected_mark"),
     ("judge/rules.py", "rule"),
+    ("judge/rules.py", "_covered"),
     ("derive/stats.py", "_outcome"),
     ("exports/formats.py", "why_no_alert_rule"),
     ("exports/formats.py", "_alert"),
+    ("exports/formats.py", "_steps_filter"),
+    ("exports/tensorboard.py", "bound_lines"),
     ("exports/grafana.py", "drawable"),
     ("history/diff.py", "parts"),
 }

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from metrics_manual.runs.collect import corrupt_line
+from metrics_manual.runs.jsonl import corrupt_line
 
 CASES = [
     # (line, message after "corrupt line: ", the file's column: characters, as an editor counts them)

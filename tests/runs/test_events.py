@@ -6,9 +6,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
-
-from metrics_manual.runs import collect, events
 from metrics_manual.runs.read import read_run
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step"}
@@ -29,10 +26,7 @@ LINES = [
 ]
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_each_value_goes_to_its_step_keys_step(tmp_path: Path, monkeypatch, fast: bool) -> None:
-    if not fast:
-        monkeypatch.setattr(collect, "_orjson", None)
+def test_each_value_goes_to_its_step_keys_step(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text("\n".join(LINES) + "\n", "utf-8")
     run = read_run([path], STEP_KEYS, "events", keys=KEYS)
@@ -56,10 +50,3 @@ def test_each_value_goes_to_its_step_keys_step(tmp_path: Path, monkeypatch, fast
     assert "train/step is 'one', not a step" in messages[1]
     assert "train/loss: not a number at step 2" in messages[2]
     assert "train/loss is logged without its step key train/step (with rollout/step)" in messages[3]
-
-
-def test_a_line_the_structs_decode_is_never_over_the_line_cap() -> None:
-    """Only the ordinary path checks MAX_LINE: the lines the Structs decode (a chunk's, or the line
-    carried into the next chunk, at most two chunks long) must all be shorter (fuzz18 found the
-    paths part where a smaller cap than two chunks was set for a test)."""
-    assert collect.MAX_LINE >= 2 * events.CHUNK

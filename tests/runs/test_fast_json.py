@@ -1,6 +1,7 @@
-"""orjson and msgspec read run logs only where they read them as json.loads does: the same run, the
-same verdicts. (msgspec decodes the dashboard log's records into Structs of the keys seen so far:
-runs/dashboard_struct.py.)"""
+"""The one JSON-lines path (runs/jsonl.py) reads what json.loads reads: line by line (orjson where it
+reads a line the same way, else json.loads), and whole runs read through it against the same runs read
+with json.loads on every line (`jsonl.by_orjson` set aside); the event log's substring test never
+skips a metric event."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.runs import collect, dashboard, events, known_keys
+from metrics_manual.runs import events, jsonl
 from metrics_manual.runs.read import read_run
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step"}
@@ -46,7 +47,7 @@ TRICKY = [
     b'{"step_key": "train/step", "step": 17, "metrics": {"train/step": 17, "train/loss": 2}',
 ]
 
-# Lines with no backslash and no `~`: a chunk of them is read spelled (NaN as "~") by orjson, unless
+# Lines with no backslash and no `~`: each is read spelled (NaN as "~") by orjson, unless
 # a token is not followed by `,` or `}`. Each is read inside plain lines, so both paths meet it.
 CLEAN = [
     b'{"step_key": "train/step", "step": 20, "metrics": {"train/step": 20, "train/loss": NaN, "x": "a:NaN,b"}}',
@@ -74,6 +75,9 @@ CLEAN = [
     b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": true, "x": NaN}}',
     b'{"step_key": "train/step", "step": 36, "metrics": {"train/step": 36, "train/loss": "x", "y": NaN}}',
     b'{"step_key": "train/step", "step": 37, "metrics": {"train/step": 37, "train/loss": 1}} {"metrics": {}}',
+    # orjson reads this integer as a float one unit in the last place off float()'s (json.loads: an int)
+    b'{"step_key": "train/step", "step": 37, "metrics": {"train/step": 37, "train/loss": 11314107004561711755}}',
+    b'{"step_key": "train/step", "step": 37, "metrics": {"train/step": 37, "train/loss": NaN, "other/big": 11314107004561711755}}',
     b'{"step_key": "train/step", "step": 38, "metrics": {"train/step": 38, "train/loss": NaNx}}',
     b'{"step_key": "train/step", "step": 39, "metrics": {"train/step": 39, "train/loss": NaNNaN}}',
     b'{"step_key": "train/step", "step": 40, "metrics": {"train/step": 40, "train/loss": -NaN}}',
@@ -99,81 +103,6 @@ PLAIN = [
 ]
 
 
-def _event(line: bytes) -> bytes:
-    """The same record as a metric line of the event log."""
-    return line.replace(b'"step_key"', b'"type": "metric", "attempt": 0, "sk"', 1) if line.startswith(b"{") else line
-
-
-def _run(path: Path, form: str, monkeypatch, fast: bool, chunk: int | None = None, structs: bool = True) -> tuple:
-    """What a run read from `path` gives. `fast`: orjson, msgspec and the SIMD search where they apply
-    (else json.loads reads every line, and bytes.find searches the event log); `structs`: msgspec too.
-    (The parsers are set aside for this read only: `monkeypatch` keeps what the test patched.)"""
-    with pytest.MonkeyPatch.context() as mp:
-        if not fast:
-            mp.setattr(collect, "_orjson", None)
-            mp.setattr(collect, "_Str", None)
-        if not fast or not structs:
-            mp.setattr(collect, "_msgspec", None)
-        if chunk:
-            mp.setattr(dashboard, "CHUNK", chunk)
-            mp.setattr(events, "CHUNK", chunk)
-        run = read_run([path], STEP_KEYS, form, keys=KEYS)
-    series = {k: [(s, repr(v)) for s, v in v.items()] for k, v in run.series.items()}
-    return series, [str(p) for p in run.problems], sorted(run.unread), run.invalid, run.relogged, run.unfinished
-
-
-def _read_alike(path: Path, form: str, monkeypatch) -> tuple:
-    """What json.loads reads from `path`, after asserting that msgspec's Structs, orjson alone, the
-    Structs in chunks of a few lines (a chunk whose lines all decode is decoded at once) and the
-    Structs put a line at a time (slices of one byte) read the same."""
-    slow = _run(path, form, monkeypatch, fast=False)
-    assert _run(path, form, monkeypatch, fast=True) == slow
-    assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
-    assert _run(path, form, monkeypatch, fast=True, chunk=700) == slow
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(dashboard, "SLICE_BYTES", 1)
-        mp.setattr(events, "SLICE_BYTES", 1)
-        assert _run(path, form, mp, fast=True) == slow
-    return slow
-
-
-@pytest.mark.parametrize("form", ["dashboard", "events"])
-def test_tricky_lines_read_the_same_through_both_parsers(tmp_path: Path, monkeypatch, form: str) -> None:
-    path = tmp_path / ("metrics.jsonl" if form == "dashboard" else "events.jsonl")
-    lines = TRICKY if form == "dashboard" else [_event(line) for line in TRICKY]
-    path.write_bytes(b"\n".join(lines))  # the last line is cut: no newline after it
-    assert collect._orjson is not None and collect._msgspec is not None  # pinned: the fast paths are compared
-    slow = _run(path, form, monkeypatch, fast=False)
-    assert _run(path, form, monkeypatch, fast=True) == slow
-    assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
-
-
-@pytest.mark.parametrize("form", ["dashboard", "events"])
-@pytest.mark.parametrize("line", CLEAN, ids=range(len(CLEAN)))
-def test_clean_lines_read_the_same_spelled_or_not(tmp_path: Path, monkeypatch, form: str, line: bytes) -> None:
-    path = tmp_path / "run.jsonl"
-    lines = [*PLAIN[:2], line, *PLAIN[2:]]
-    path.write_bytes(b"\n".join(lines if form == "dashboard" else map(_event, lines)) + b"\n")
-    slow = _run(path, form, monkeypatch, fast=False)
-    assert _run(path, form, monkeypatch, fast=True) == slow
-    assert _run(path, form, monkeypatch, fast=True, structs=False) == slow
-    # Lines cut at every chunk boundary: carried lines, and a chunk that ends inside a token.
-    for chunk in (7, 61, 250):
-        assert _run(path, form, monkeypatch, fast=True, chunk=chunk) == slow
-
-
-def test_plain_dashboard_lines_are_read_spelled(tmp_path: Path, monkeypatch) -> None:
-    """The spelled reading is what reads them (else the tests above compare json.loads with itself)."""
-    path = tmp_path / "metrics.jsonl"
-    path.write_bytes(b"\n".join(PLAIN) + b"\n")
-    read = []
-    monkeypatch.setattr(dashboard, "_record", lambda *a, **k: read.append(a[0]) or True)
-    monkeypatch.setattr(collect, "json_record", lambda *a, **k: pytest.fail("a line read alone"))
-    run = read_run([path], STEP_KEYS, "dashboard", keys=KEYS)
-    assert read == [] and run.series["train/loss"] == {100: 0.5, 101: 0.5, 102: 0.5, 103: 0.5}
-    assert run.series["train/grad_norm"].finite() is False and sorted(run.unread) == ["other/key"]
-
-
 def _plain(step: int, extra: bytes = b"", own: bytes = b"train/step") -> bytes:
     return (
         b'{"ts": 1.5, "step_key": "%s", "step": %d, "metrics": {"train/step": %d, "train/loss": 0.5, '
@@ -182,9 +111,9 @@ def _plain(step: int, extra: bytes = b"", own: bytes = b"train/step") -> bytes:
     )
 
 
-# Lines that msgspec reads otherwise than json.loads or rejects, among records whose keys it knows (so
-# that they reach the decoder): each must be read as json.loads reads it.
-STRUCT = [
+# Dashboard lines that a parser may read otherwise than json.loads, or reject: each must be read as
+# json.loads reads it.
+ODD = [
     _plain(60, b', "other/huge": 1' + b"0" * 5000),  # beyond json.loads' 4,300 digits: a corrupt line
     _plain(61).replace(b'"ts": 1.5', b'"ts": "\xff"'),  # not UTF-8 where a value is skipped
     _plain(62).replace(b'"ts": 1.5', b'"extra": "\xed\xa0\x80"'),  # a lone surrogate, CESU-8
@@ -204,7 +133,7 @@ STRUCT = [
     _plain(76, own=b"rollout/step").replace(b'"train/step": 76, ', b""),  # logged without its step key
     _plain(77) + b' {"metrics": {}}',
     _plain(78).replace(b'"step_key": "train/step"', b'"step_key": "train/step", "step_key": "rollout/step"'),
-    _plain(79).replace(b'"step_key": "train/step", ', b""),  # no step_key: not the Struct of one
+    _plain(79).replace(b'"step_key": "train/step", ', b""),  # no step_key
     _plain(80).replace(b'"step_key": "train/step"', b'"step_key": NaN'),
     _plain(81).replace(b'"step_key": "train/step"', b'"step_key": 5'),
     _plain(82).replace(b'"metrics": {', b'"metrics": {"train/loss": 7, '),  # duplicate key: the last wins
@@ -222,96 +151,6 @@ STRUCT = [
 ]
 
 
-@pytest.mark.parametrize("line", STRUCT, ids=range(len(STRUCT)))
-def test_lines_the_structs_read_otherwise_are_read_as_json_loads_reads_them(
-    tmp_path: Path, monkeypatch, line: bytes
-) -> None:
-    path = tmp_path / "metrics.jsonl"
-    lines = [_plain(s) for s in range(1, 6)] + [line] + [_plain(s) for s in range(100, 103)]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    _read_alike(path, "dashboard", monkeypatch)
-
-
-def test_a_key_logged_with_two_step_keys_keeps_the_line_order(tmp_path: Path, monkeypatch) -> None:
-    """train/loss at the same steps from log() calls of two step keys: the later line wins, whichever
-    Struct decoded it."""
-    path = tmp_path / "metrics.jsonl"
-    lines = []
-    for s in range(1, 41):
-        a, b = _plain(s), _plain(s, own=b"rollout/step").replace(b'"train/loss": 0.5', b'"train/loss": 2')
-        lines += [a, b] if s % 2 else [b, a]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    assert {v for _, v in slow[0]["train/loss"]} == {"0.5", "2.0"}
-    assert _run(path, "dashboard", monkeypatch, fast=True) == slow
-    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=1000) == slow
-
-
-def test_chunks_that_end_at_a_line_end_are_read_in_line_order(tmp_path: Path, monkeypatch) -> None:
-    """Lines of one width, in chunks of three: the first chunk is read line by line (a line of new
-    keys, then records held), the next ones decoded at once, one with a line of new keys that re-logs
-    a step again read line by line."""
-    lines = [_plain(s) for s in range(10, 16)]
-    lines += [_plain(50, b', "other/new": 1').replace(b'"train/loss": 0.5', b'"train/loss": 9'), _plain(50), _plain(51)]
-    lines += [_plain(s) for s in range(52, 58)]
-    width = max(map(len, lines)) + 1
-    path = tmp_path / "metrics.jsonl"
-    path.write_bytes(b"".join(line.ljust(width) + b"\n" for line in lines))  # trailing spaces: still JSON
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    decoded = _decoded(monkeypatch)
-    taken: list[tuple[int, int]] = []  # (first line, lines taken) of each chunk decoded a slice at a time
-    take = dashboard._Known.take
-
-    def spy(self: Any, n: int, lines: list[Any], before: Any) -> int:
-        if count := take(self, n, lines, before):
-            taken.append((n, count))
-        return count
-
-    monkeypatch.setattr(dashboard._Known, "take", spy)
-    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=3 * (width + 1)) == slow
-    assert decoded == [2, 3, 8, 9] and taken == [(4, 3), (10, 3), (13, 3)]
-
-
-def test_a_chunk_is_taken_a_slice_at_a_time_up_to_the_slice_that_fails(tmp_path: Path, monkeypatch) -> None:
-    """Chunks of six lines, slices of two lines' bytes: the slice before the one with a line of new
-    keys is put at once, that slice and the rest of its chunk are read line by line, in line order
-    (the new line's step is re-logged after it), and the next chunk is taken whole again."""
-    new = _plain(23, b', "other/new": 1').replace(b'"train/loss": 0.5', b'"train/loss": 9')
-    lines = [_plain(s) for s in range(10, 22)] + [_plain(21), _plain(22), new, _plain(23), _plain(24), _plain(25)]
-    lines += [_plain(s) for s in range(26, 32)]
-    width = max(map(len, lines)) + 1
-    path = tmp_path / "metrics.jsonl"
-    path.write_bytes(b"".join(line.ljust(width) + b"\n" for line in lines))  # trailing spaces: still JSON
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    taken: list[tuple[int, int, int]] = []  # (first line, lines in the chunk, lines taken)
-    take = dashboard._Known.take
-
-    def spy(self: Any, n: int, chunk_lines: list[Any], before: Any) -> int:
-        count = take(self, n, chunk_lines, before)
-        taken.append((n, len(chunk_lines), count))
-        return count
-
-    monkeypatch.setattr(dashboard._Known, "take", spy)
-    monkeypatch.setattr(dashboard, "SLICE_BYTES", 2 * width)  # two lines a slice
-    assert _run(path, "dashboard", monkeypatch, fast=True, chunk=6 * (width + 1)) == slow
-    assert taken == [(1, 6, 0), (7, 6, 6), (13, 6, 2), (19, 6, 6)]
-    assert slow[4]  # the re-logged step: the order of the lines was kept
-
-
-def test_lines_that_fail_for_other_reasons_stop_the_learning(tmp_path: Path, monkeypatch) -> None:
-    """Every line fails to decode (a judged key is null) but brings no new key: the learning from
-    failed lines stops after a bounded number of tries, and the run reads the same."""
-    path = tmp_path / "metrics.jsonl"
-    lines = [_plain(s).replace(b'"train/loss": 0.5', b'"train/loss": null') for s in range(1, 400)]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    tries: list[int] = []
-    learned = known_keys.KnownKeys._learned
-    monkeypatch.setattr(known_keys.KnownKeys, "_learned", lambda self: tries.append(1) or learned(self))
-    assert _run(path, "dashboard", monkeypatch, fast=True) == slow
-    assert 0 < len(tries) <= 4 * known_keys.REBUILDS
-
-
 def _metric_line(step: int, extra: bytes = b"", attempt: bytes = b"null") -> bytes:
     return (
         b'{"timestamp": "t", "source": {"c": 1}, "type": "metric", "rollout_id": null, "attempt": %s, '
@@ -320,9 +159,8 @@ def _metric_line(step: int, extra: bytes = b"", attempt: bytes = b"null") -> byt
     )
 
 
-# Metric lines among others whose keys the Struct knows (so that they reach the decoder), that must
-# be read as json.loads reads them.
-EVENT_STRUCT = [
+# Metric lines that a parser may read otherwise than json.loads: each must be read as json.loads reads it.
+ODD_EVENTS = [
     _metric_line(60, attempt=b"2"),  # a retry: the attempt rule, record by record
     _metric_line(5, attempt=b"1"),
     _metric_line(61, attempt=b"true"),
@@ -350,84 +188,6 @@ EVENT_STRUCT = [
 ]
 
 
-@pytest.mark.parametrize("line", EVENT_STRUCT, ids=range(len(EVENT_STRUCT)))
-def test_metric_lines_the_struct_reads_otherwise_are_read_as_json_loads_reads_them(
-    tmp_path: Path, monkeypatch, line: bytes
-) -> None:
-    path = tmp_path / "events.jsonl"
-    other = b'{"type": "weight_checksum", "checksums": {"a": "00ff"}}'
-    lines = [_metric_line(s) for s in range(1, 6)] + [other, line, other] + [_metric_line(s) for s in range(100, 103)]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    _read_alike(path, "events", monkeypatch)
-
-
-def test_the_struct_reads_the_metric_lines_of_known_keys(tmp_path: Path, monkeypatch) -> None:
-    """Only the first metric line of each new key set is read alone; the run reads the same."""
-    path = tmp_path / "events.jsonl"
-    lines = [_metric_line(s) for s in range(1, 50)] + [_metric_line(s, b', "other/late": 1') for s in range(50, 90)]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    slow = _run(path, "events", monkeypatch, fast=False)
-    alone: list[int] = []
-    line = events._line
-    monkeypatch.setattr(events, "_line", lambda text, at, *a: alone.append(at) or line(text, at, *a))
-    assert _run(path, "events", monkeypatch, fast=True) == slow and "other/late" in slow[2]
-    assert alone == [0, sum(len(x) + 1 for x in lines[:49])]
-
-
-def _decoded(monkeypatch) -> list[int]:
-    """The line numbers whose records the Structs decoded and put a column at a time, as read."""
-    held: list[int] = []
-    add = dashboard._Known.add
-
-    def spy(self, n: int, line: bytes, before) -> bool:
-        ok = add(self, n, line, before)
-        if ok:
-            held.append(n)
-        return ok
-
-    monkeypatch.setattr(dashboard._Known, "add", spy)
-    return held
-
-
-def test_the_structs_read_all_but_the_lines_of_new_keys(tmp_path: Path, monkeypatch) -> None:
-    """Only a line with keys not seen before is read by the ordinary path (which notes them); a key
-    first logged late in the file is still named unread, and a judged one read."""
-    path = tmp_path / "metrics.jsonl"
-    late = b', "other/late": 1, "train/grad_norm": 2'
-    lines = [_plain(s).replace(b', "train/grad_norm": NaN', b"") for s in range(1, 301)]
-    lines += [_plain(s).replace(b', "train/grad_norm": NaN', b"") + b"" for s in range(301, 303)]
-    lines += [_plain(s).replace(b', "train/grad_norm": NaN', late) for s in range(303, 400)]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    decoded = _decoded(monkeypatch)
-    fast = _run(path, "dashboard", monkeypatch, fast=True)
-    assert fast == slow and _run(path, "dashboard", monkeypatch, fast=True, chunk=1000) == slow
-    assert "other/late" in fast[2] and dict(fast[0]["train/grad_norm"]) == {s: "2.0" for s in range(303, 400)}
-    assert sorted(set(range(1, 400)) - set(decoded)) == [1, 303]
-
-
-def test_the_structs_are_rebuilt_a_capped_number_of_times(tmp_path: Path, monkeypatch) -> None:
-    """A log of ever new keys: after REBUILDS rebuilds (or MAX_FIELDS keys) such lines stay on the
-    ordinary path, and the run reads the same."""
-    path = tmp_path / "metrics.jsonl"
-    lines = [_plain(s, b', "other/k%d": 1, "train/loss": %d' % (s, s)) for s in range(1, 60)]
-    path.write_bytes(b"\n".join(lines + [_plain(s) for s in range(60, 70)]) + b"\n")
-    slow = _run(path, "dashboard", monkeypatch, fast=False)
-    assert len(slow[2]) == 60  # other/key and the 59 new ones
-    for rebuilds, fields in ((3, 10_000), (100, 12)):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(known_keys, "REBUILDS", rebuilds)
-            mp.setattr(known_keys, "MAX_FIELDS", fields)
-            built: list[int] = []
-            build = known_keys.KnownKeys._build
-            mp.setattr(known_keys.KnownKeys, "_build", lambda self, b=built, f=build: b.append(self.size) or f(self))
-            decoded = _decoded(mp)
-            assert _run(path, "dashboard", mp, fast=True) == slow
-            assert len(built) <= rebuilds and max(built) <= fields
-            # Each line of a new key is read by the ordinary path; the plain lines after, by the Structs.
-            assert not set(decoded) & set(range(1, 60)) and set(range(61, 70)) <= set(decoded)
-
-
 values = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.integers(min_value=-(2**70), max_value=2**70),
@@ -445,30 +205,6 @@ records = st.fixed_dictionaries(
 )
 
 
-def _both(path: Path, form: str, chunk: int) -> None:
-    with pytest.MonkeyPatch.context() as mp:
-        slow = _run(path, form, mp, fast=False)
-    with pytest.MonkeyPatch.context() as mp:
-        assert _run(path, form, mp, fast=True, chunk=chunk) == slow
-    with pytest.MonkeyPatch.context() as mp:
-        assert _run(path, form, mp, fast=True) == slow
-    with pytest.MonkeyPatch.context() as mp:
-        assert _run(path, form, mp, fast=True, structs=False) == slow
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(records, min_size=1, max_size=8), st.sampled_from([5, 64, 300]), st.booleans())
-def test_any_dashboard_log_reads_the_same_through_both_parsers(
-    tmp_path_factory, records: list[dict], chunk: int, ascii_only: bool
-) -> None:
-    path = tmp_path_factory.mktemp("fast") / "metrics.jsonl"
-    # json.dumps writes NaN / Infinity bare, as the dashboard does; with ensure_ascii=False no backslash
-    # is written for a non-ASCII string, so chunks of such lines are read spelled too.
-    text = "".join(json.dumps({"step_key": "train/step", **r}, ensure_ascii=ascii_only) + "\n" for r in records)
-    path.write_text(text, "utf-8")
-    _both(path, "dashboard", chunk)
-
-
 OTHER_EVENTS = [
     '{"type": "witness", "source": {}, "note": "metrics"}',
     '{"type": "witness", "source": {}, "note": "metri\\u0063"}',
@@ -483,17 +219,151 @@ OTHER_EVENTS = [
 ]
 
 
+def _event(line: bytes) -> bytes:
+    """The same record as a metric line of the event log."""
+    return line.replace(b'"step_key"', b'"type": "metric", "attempt": 0, "sk"', 1) if line.startswith(b"{") else line
+
+
+def _typed(value: Any) -> Any:
+    """A JSON value with each number's type, NaN equal to NaN and key order kept: what "the same" means."""
+    if isinstance(value, dict):
+        return ("dict", [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+def _loads_alike(line: bytes) -> bool:
+    """`jsonl.loads` returns what json.loads returns, or raises the same kind of error; returns whether
+    orjson read the line (else json.loads did)."""
+    try:
+        want: Any = _typed(json.loads(line))
+    except (ValueError, RecursionError) as exc:
+        want = type(exc)
+    fast = jsonl.by_orjson(line)
+    if fast is not jsonl.NOT_EXACT:
+        assert _typed(fast) == want, line
+    try:
+        got: Any = _typed(jsonl.loads(line))
+    except (ValueError, RecursionError) as exc:
+        got = type(exc)
+    assert got == want, line
+    return fast is not jsonl.NOT_EXACT
+
+
+ALL = [*TRICKY, *CLEAN, *PLAIN, *ODD, *ODD_EVENTS, *(_event(line) for line in [*TRICKY, *CLEAN, *ODD])]
+
+
+@pytest.mark.parametrize("line", ALL, ids=range(len(ALL)))
+def test_each_line_reads_as_json_loads_reads_it(line: bytes) -> None:
+    _loads_alike(line)
+    _loads_alike(line + b"\n")
+
+
+def test_orjson_reads_the_plain_lines_of_both_logs() -> None:
+    """The lines Miles writes are read by orjson (else the tests here compare json.loads with itself),
+    bare NaN and -Infinity included."""
+    plain = [*PLAIN, _plain(5), _plain(88).replace(b'"train/loss": 0.5', b'"train/loss": -Infinity')]
+    assert all(_loads_alike(line) for line in [*plain, *(_event(line) for line in plain), _metric_line(3)])
+    assert _loads_alike(b'{"metric": "train/loss", "series": [[0, 1.5], [1, NaN], [2, -Infinity]]}')
+
+
+def _run(path: Path, form: str, monkeypatch: pytest.MonkeyPatch, reference: bool) -> tuple:
+    """What a run read from `path` gives; `reference`: json.loads reads every line."""
+    with pytest.MonkeyPatch.context() as mp:
+        if reference:
+            mp.setattr(jsonl, "by_orjson", lambda line, exact=None: jsonl.NOT_EXACT)
+        run = read_run([path], STEP_KEYS, form, keys=KEYS)
+    series = {k: [(s, repr(v)) for s, v in v.items()] for k, v in run.series.items()}
+    return series, [str(p) for p in run.problems], sorted(run.unread), run.invalid, run.relogged, run.unfinished
+
+
+def _read_alike(path: Path, form: str, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    slow = _run(path, form, monkeypatch, reference=True)
+    assert _run(path, form, monkeypatch, reference=False) == slow
+    return slow
+
+
+@pytest.mark.parametrize("form", ["dashboard", "events"])
+def test_tricky_lines_read_the_same_as_json_loads_reads_them(tmp_path: Path, monkeypatch, form: str) -> None:
+    path = tmp_path / ("metrics.jsonl" if form == "dashboard" else "events.jsonl")
+    lines = TRICKY if form == "dashboard" else [_event(line) for line in TRICKY]
+    path.write_bytes(b"\n".join(lines))  # the last line is cut: no newline after it
+    _read_alike(path, form, monkeypatch)
+
+
+@pytest.mark.parametrize("form", ["dashboard", "events"])
+@pytest.mark.parametrize("line", [*CLEAN, *ODD], ids=range(len(CLEAN) + len(ODD)))
+def test_odd_lines_among_plain_ones_read_the_same(tmp_path: Path, monkeypatch, form: str, line: bytes) -> None:
+    path = tmp_path / "run.jsonl"
+    lines = [*PLAIN[:2], line, *PLAIN[2:]]
+    path.write_bytes(b"\n".join(lines if form == "dashboard" else map(_event, lines)) + b"\n")
+    _read_alike(path, form, monkeypatch)
+
+
+@pytest.mark.parametrize("line", ODD_EVENTS, ids=range(len(ODD_EVENTS)))
+def test_odd_metric_lines_among_other_events_read_the_same(tmp_path: Path, monkeypatch, line: bytes) -> None:
+    path = tmp_path / "events.jsonl"
+    other = b'{"type": "weight_checksum", "checksums": {"a": "00ff"}}'
+    lines = [_metric_line(s) for s in range(1, 6)] + [other, line, other] + [_metric_line(s) for s in range(100, 103)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    _read_alike(path, "events", monkeypatch)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(records, st.sampled_from(OTHER_EVENTS)), st.booleans())
+def test_any_record_reads_as_json_loads_reads_it(record: Any, ascii_only: bool) -> None:
+    """json.dumps writes NaN / Infinity bare, as the dashboard does; with ensure_ascii=False no backslash
+    is written for a non-ASCII string, so such lines are spelled too."""
+    text = (
+        record if isinstance(record, str) else json.dumps({"step_key": "train/step", **record}, ensure_ascii=ascii_only)
+    )
+    _loads_alike(text.encode("utf-8"))
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(records, st.sampled_from(OTHER_EVENTS)), max_size=8), st.sampled_from([5, 64, 300]))
-def test_any_event_log_reads_the_same_through_both_parsers(tmp_path_factory, lines: list, chunk: int) -> None:
+@given(st.lists(records, min_size=1, max_size=8), st.booleans())
+def test_any_dashboard_log_reads_as_json_loads_reads_it(
+    tmp_path_factory, records: list[dict], ascii_only: bool
+) -> None:
+    path = tmp_path_factory.mktemp("fast") / "metrics.jsonl"
+    text = "".join(json.dumps({"step_key": "train/step", **r}, ensure_ascii=ascii_only) + "\n" for r in records)
+    path.write_text(text, "utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        _read_alike(path, "dashboard", mp)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(records, st.sampled_from(OTHER_EVENTS)), max_size=8))
+def test_any_event_log_reads_as_json_loads_reads_it(tmp_path_factory, lines: list) -> None:
     """Metric events among other events whose text holds `metri` or a backslash (a metric event can
-    spell its type with an escape), in chunks of any size."""
+    spell its type with an escape): the lines skipped unparsed hold no metric event."""
     path = tmp_path_factory.mktemp("fast") / "events.jsonl"
     text = [
         json.dumps({"type": "metric", "source": {}, "attempt": None, **r}) if isinstance(r, dict) else r for r in lines
     ]
     path.write_text("\n".join(text) + "\n", "utf-8")
-    _both(path, "events", chunk)
+    with pytest.MonkeyPatch.context() as mp:
+        _read_alike(path, "events", mp)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(records, st.sampled_from(OTHER_EVENTS)), st.booleans())
+def test_a_line_skipped_unparsed_is_no_metric_event(record: Any, escape: bool) -> None:
+    """The event log parses only the lines that hold `metri` or a backslash: any line json.loads reads
+    as a metric event is one of them, however it is spelled."""
+    if isinstance(record, str):
+        line = record
+    else:
+        line = json.dumps({"type": "metric", "source": {}, **record}, ensure_ascii=escape)
+        if escape:
+            line = line.replace('"metric"', '"\\u006detric"')
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return
+    if isinstance(event, dict) and event.get("type") == "metric":
+        assert events.may_be_metric(line.encode("utf-8"))
 
 
 def test_an_escaped_metric_event_is_read(tmp_path: Path) -> None:
@@ -502,82 +372,3 @@ def test_an_escaped_metric_event_is_read(tmp_path: Path) -> None:
     path.write_text("\n".join([OTHER_EVENTS[4], OTHER_EVENTS[2], OTHER_EVENTS[4]]) + "\n", "utf-8")
     run = read_run([path], STEP_KEYS, "events", keys=KEYS)
     assert dict(run.series["train/loss"].items()) == {7: 2.5}
-
-
-# Bytes of which event logs are made, and the bytes that are searched for, in pieces that can meet
-# across each other: a `metri` cut by a newline, a backslash next to it, the end of the range inside one.
-PIECES = st.sampled_from([b"metri", b"metric", b"metr", b"etri", b"m", b"\\", b"\n", b"00ff", b'"a":1', b"\xed"])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(PIECES, max_size=40))
-def test_the_simd_search_finds_the_lines_bytes_find_finds(pieces: list[bytes]) -> None:
-    data = b"".join(pieces) + b"\n"
-    assert collect._Str is not None  # pinned: the SIMD search is what this compares
-    bounds = [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]  # _scan is given whole lines
-    for start in bounds:
-        for end in (b for b in bounds if b >= start):
-            fast = list(events.lines_to_read(data, start, end))
-            for buffer in (data, bytearray(data)):
-                with pytest.MonkeyPatch.context() as mp:
-                    mp.setattr(collect, "_Str", None)
-                    assert list(events.lines_to_read(buffer, start, end)) == fast
-            assert all(b"metri" in data[b:e] or b"\\" in data[b:e] for b, e in fast)
-            assert all(b"metri" not in line and b"\\" not in line for line in _unread(data, start, end, fast))
-
-
-def _unread(data: bytes, start: int, end: int, read: list[tuple[int, int]]) -> list[bytes]:
-    """The lines of data[start:end] that no (begin, stop) of `read` covers."""
-    covered = {b for b, _ in read}
-    out, at = [], start
-    for line in data[start:end].split(b"\n")[:-1]:
-        if at not in covered:
-            out.append(line)
-        at += len(line) + 1
-    return out
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(PIECES, max_size=40))
-def test_the_simd_split_gives_the_lines_bytes_split_gives(pieces: list[bytes]) -> None:
-    """The dashboard's lines are views into its buffer (stringzilla's split): the same bytes as bytes.split."""
-    data = bytearray(b"".join(pieces))
-    assert collect._Str is not None  # pinned: the SIMD split is what this compares
-    views = collect.lines_of(data)
-    assert [bytes(v) for v in views] == bytes(data).split(b"\n")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(collect, "_Str", None)
-        assert collect.lines_of(data) == bytes(data).split(b"\n")
-
-
-# Lines that leave the Structs' path, put at every place of chunks and slices of plain lines (fuzz18's
-# sweep): a new key (the Structs are rebuilt), a judged key's value that needs words, a step re-logged.
-ODD = [b', "other/new": 1', b', "train/new": 3', b', "rollout/raw_reward": null']
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("form", ["dashboard", "events"])
-@pytest.mark.parametrize("odd", ODD, ids=range(len(ODD)))
-@pytest.mark.parametrize("again", [False, True])
-def test_a_line_off_the_structs_path_anywhere_in_a_chunk_or_slice_reads_the_same(
-    tmp_path: Path, monkeypatch, form: str, odd: bytes, again: bool
-) -> None:
-    line = _plain if form == "dashboard" else _metric_line
-    path = tmp_path / "run.jsonl"
-    for at in range(12):
-        lines = [line(s) for s in range(1, 13)]
-        # It logs the step of the line before it again with another value (the later line wins); with
-        # `again`, the last line logs that step once more. A line put out of order changes the value.
-        lines[at] = line(max(1, at), odd).replace(b'"train/loss": 0.5', b'"train/loss": 9')
-        if again:
-            lines.append(line(max(1, at)).replace(b'"train/loss": 0.5', b'"train/loss": 7'))
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        slow = _run(path, form, monkeypatch, fast=False)
-        width = max(map(len, lines)) + 1
-        for chunk in (width * 3, width * 5 + 17, None):
-            for slice_bytes in (1, width * 2 + 1, None):
-                with pytest.MonkeyPatch.context() as mp:
-                    if slice_bytes:
-                        mp.setattr(dashboard, "SLICE_BYTES", slice_bytes)
-                        mp.setattr(events, "SLICE_BYTES", slice_bytes)
-                    assert _run(path, form, mp, fast=True, chunk=chunk) == slow, (at, chunk, slice_bytes)

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from browser_helpers import served
-from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo
-from metrics_manual.exports.formats import EXPORT_FORMATS
+from conftest import REAL_TREE, TINY_CATALOG, TINY_PROFILE, copy_repo
+from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
 from metrics_manual.source.load import Manual, load_manual
@@ -32,13 +32,33 @@ pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
-# The fixture: the tiny catalog with a code origin and a renamed key, and two profiles that range the
-# same metric differently.
+# The fixture: the tiny catalog with code origins (one with evidence, the lab's words against the code's, a
+# long evidence line; one without evidence), a renamed key, a key not logged at the commit, and two profiles
+# that range the same metric differently; and two keys of the same words, one holding `rollout_kl` as typed.
 TWO_CATALOG = (
     TINY_CATALOG.replace(
         "        meaning: the gradient norm\n",
         "        meaning: the gradient norm\n"
-        "        origin: {path: pkg/backends/training_utils/model_utils.py, computed: the L2 norm, logged: every step}\n",
+        "        lab_vs_code:\n"
+        "          - lab: the gradient norm\n"
+        "            code: the norm of the whole model's gradient before clipping, summed over every parallel rank\n"
+        "        origin:\n"
+        "          path: pkg/backends/training_utils/model_utils.py\n"
+        "          symbol: Trainer.train_one_step_of_the_model\n"
+        "          line: 1234\n"
+        "          evidence: 'grad_norm = self.optimizer_of_the_model.step_and_return_the_gradient_norm(scale=1.0)'\n"
+        "          computed: the L2 norm\n"
+        "          logged: every step\n"
+        "          named_at: {path: pkg/log.py, symbol: log_step, line: 7, evidence: 'out[\"train/grad_norm\"] = g'}\n",
+    )
+    .replace(
+        "        meaning: the share of clipped tokens\n",
+        "        meaning: the share of clipped tokens\n"
+        "        origin: {path: pkg/loss.py, symbol: policy_loss, computed: a share, logged: every step}\n"
+        "      - key: train/critic_time\n"
+        "        meaning: the critic's training time\n"
+        "        unit: s\n"
+        "        not_logged: the critic's timer runs in a process that never flushes its timers into the tracker\n",
     )
     .replace(
         "        meaning: the mean answer length\n",
@@ -108,7 +128,7 @@ REAL_ONLY = pytest.mark.one_site("real")
 FIXTURE_ONLY = pytest.mark.one_site("two-profiles")
 
 
-@pytest.fixture(scope="module", params=["real", "two-profiles"])
+@pytest.fixture(scope="module", params=[pytest.param("real", marks=REAL_TREE), "two-profiles"])
 def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """(project root, base URL, site folder) of a built and served site."""
     base_dir = tmp_path_factory.mktemp("b") / "manual"
@@ -188,7 +208,9 @@ def page(browser, site):
 def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
     """(range phrase, profile title) of every line a metric's entry shows."""
     metric = manual.metrics[key]
-    out = []
+    out: list[tuple[str, str]] = []
+    if metric.not_logged:  # a key no process logs shows no range line, not even 'no range'
+        return out
     for p in manual.profiles:
         exps = p.expectations.get(key, [])
         out += [(describe(e, metric.unit), plain(p.title)) for e in exps] or [("no range", plain(p.title))]
@@ -220,6 +242,10 @@ _ENTRIES = """() => {
         [li.querySelector('.mm-range').innerText, li.querySelector('.mm-profile').innerText.replace(/^[· ]+/, '')]),
       weights: [...e.querySelectorAll('li .mm-range')].map(r => Number(getComputedStyle(r).fontWeight)),
       paths: [...e.querySelectorAll('a.mm-path')].map(a => [a.getAttribute('href'), a.innerText]),
+      evidence: [...e.querySelectorAll('.mm-evidence')].map(x => [x.innerText, x.querySelector('a') ? x.querySelector('a').getAttribute('href') : null]),
+      unverified: e.querySelectorAll('.mm-unverified').length,
+      lab_vs_code: [...e.querySelectorAll('.mm-lab-vs-code')].map(x => x.innerText),
+      not_logged: e.querySelector('.mm-not-logged') ? e.querySelector('.mm-not-logged').innerText : null,
       drawings: e.querySelectorAll('svg.mm-ranges').length,
       label: svg ? svg.getAttribute('aria-label') : null,
       title: svg && svg.querySelector(':scope > title') ? svg.querySelector(':scope > title').textContent : null,
@@ -494,7 +520,7 @@ def test_desktop_tables_and_code_are_not_cut(reads) -> None:
 _LANDED = """id => {
   const box = sel => document.querySelector(sel).getBoundingClientRect();
   const entry = `h3#${CSS.escape(id)} + .mm-entry`;
-  const ranges = document.querySelectorAll(`${entry} li:has(.mm-range)`);
+  const ranges = document.querySelectorAll(`${entry} li:has(.mm-range, .mm-not-logged, .mm-lab-vs-code)`);
   const clear = bg => bg === 'rgba(0, 0, 0, 0)' || bg === 'transparent';
   return {
     header: box('.md-header').bottom,
@@ -645,7 +671,7 @@ def test_every_link_resolves(site) -> None:
 def test_profile_page_links_downloads_that_exist(reads, manual) -> None:
     for p in manual.profiles:
         links = reads["desktop"][f"profiles/{p.id}/"]["downloads"]
-        assert len(links) == len(EXPORT_FORMATS) + 1  # each format and the profile's JSON Schema
+        assert len(links) == len(FILE_FORMATS) + 1  # each file format and the profile's JSON Schema
         for href in links:
             with urllib.request.urlopen(href, timeout=5) as response:  # noqa: S310 - the local server
                 assert response.status == 200, href
@@ -679,9 +705,31 @@ def test_code_paths_link_to_the_catalog_commit(reads, manual) -> None:
                 assert links == [], metric.key
                 continue
             # Where the value is computed, then where its key is named when that is elsewhere.
-            paths = [metric.origin.path] + ([metric.origin.named_at.path] if metric.origin.named_at else [])
+            places = [metric.origin] + ([metric.origin.named_at] if metric.origin.named_at else [])
             blob = f"{code.url.rstrip('/')}/blob/{code.commit}/"
-            assert links == [[blob + urllib.parse.quote(p, safe="/"), p] for p in paths], metric.key
+            urls = [blob + urllib.parse.quote(p.path, safe="/") for p in places]
+            # An evidenced place links to its line, and shows that line beside a link to it.
+            at = [f"#L{p.line}" if p.evidence else "" for p in places]
+            assert links == [[u + a, p.path] for u, a, p in zip(urls, at, places, strict=True)], metric.key
+            evidenced = [(p, u) for p, u in zip(places, urls, strict=True) if p.evidence]
+            assert shown[metric.anchor]["evidence"] == [
+                [f"at line {p.line}: {plain(p.evidence)}", f"{u}#L{p.line}"] for p, u in evidenced
+            ], metric.key
+            assert shown[metric.anchor]["unverified"] == len(places) - len(evidenced), metric.key
+
+
+def test_each_entry_shows_the_lab_against_the_code_and_whether_it_is_logged(reads, manual) -> None:
+    commit = manual.catalog.code.commit[:9]
+    for path, metrics in section_pages(manual):
+        shown = unique(reads["desktop"][path]["entries"])
+        for metric in metrics:
+            entry = shown[metric.anchor]
+            assert entry["lab_vs_code"] == [
+                f"The lab's page says “{plain(r.lab)}”. The code at {commit} does: {plain(r.code)}."
+                for r in metric.lab_vs_code
+            ], metric.key
+            expected = f"Not logged at this commit (Miles {commit}): {plain(metric.not_logged)}."
+            assert entry["not_logged"] == (expected if metric.not_logged else None), metric.key
 
 
 # --- drawings ------------------------------------------------------------------------------
@@ -778,6 +826,11 @@ def _table(page) -> list[list[str]]:
     return page.evaluate(_TABLE)
 
 
+def _empty_cell(metric) -> str:
+    """What a table's cell says of a metric without a range on a profile."""
+    return "not logged" if metric.not_logged else "no range"
+
+
 def _rows_say_their_ranges(rows: list[list[str]], manual: Manual, metrics) -> None:
     assert len(rows) == len(metrics)
     for row, metric in zip(rows, metrics):
@@ -785,7 +838,7 @@ def _rows_say_their_ranges(rows: list[list[str]], manual: Manual, metrics) -> No
         assert row[0].startswith(plain(metric.label) if metric.members else key)
         assert row[1] == plain(metric.unit or "")
         for cell, p in zip(row[2:], manual.profiles):
-            said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or ["no range"]
+            said = [describe(e, metric.unit) for e in p.expectations.get(key, [])] or [_empty_cell(metric)]
             assert cell == " ".join(said), (key, p.id)
 
 
@@ -809,7 +862,7 @@ def test_each_profile_page_has_the_table_of_its_own_ranges(reads, manual) -> Non
         rows = reads["desktop"][f"profiles/{p.id}/"]["table"]
         assert len(rows) == len(manual.metrics)
         for row, (key, metric) in zip(rows, manual.metrics.items()):
-            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or "no range"
+            said = " ".join(describe(e, metric.unit) for e in p.expectations.get(key, [])) or _empty_cell(metric)
             assert row[2].startswith(said), (p.id, key, row)
 
 

@@ -455,6 +455,27 @@ def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
     ]
 
 
+def test_read_back_of_a_key_no_process_logs(tmp_path: Path) -> None:
+    family = "        meaning: how large the weights are\n"
+    assert family in TINY_CATALOG
+    catalog = TINY_CATALOG.replace(
+        family, family + "        not_logged: the weights are timed in a process that never logs\n"
+    )
+    manual, files = generate(write_project(tmp_path / "p", catalog))
+    entry = files[TRAINING].split("{#m-train-weight ", 1)[1]
+    assert "Not logged at this commit" in entry and "no range" not in entry
+    assert _messages(manual, files) == []
+    at = next(i + 1 for i, line in enumerate(files[TRAINING].splitlines()) if "{#m-train-weight " in line)
+    said = "<strong>Not logged at this commit</strong>"
+    assert _messages(manual, files, said, "<strong>Logged</strong>") == [
+        f"training.md:{at}: the entry of train/weight/* does not say it is not logged at this commit"
+    ]
+    no_range = '- <span class="mm-range mm-none">no range</span> <span class="mm-profile">Tiny runs</span>\n'
+    assert _messages(manual, files, '- <span class="mm-not-logged">', no_range + '- <span class="mm-not-logged">') == [
+        f"training.md:{at}: train/weight/* shows 'no range' for 'Tiny runs' (a profile), which the source does not have"
+    ]
+
+
 def test_one_page_per_section_and_the_map_name_is_taken(tmp_path: Path, tiny: Path) -> None:
     pages = render_pages(load_manual(tiny), tiny)
     assert sorted(p for p in pages if p.startswith("docs/reference/metrics/")) == [

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO, TINY_CATALOG, TINY_PROFILE
+from conftest import PROJECT, REAL_TREE, REPO, TINY_CATALOG, TINY_PROFILE
 from metrics_manual.build import generate
 from metrics_manual.diagnostics.finding import SourceError
 from metrics_manual.source.load import CATALOG, PROFILES, load_manual
@@ -21,8 +21,8 @@ from metrics_manual.source.reader import _NUMBER_AS_TEXT, read_yaml
 # The fixture project, and whatever source files the real tree holds today (found, not named).
 FIXTURE = {CATALOG: TINY_CATALOG, f"{PROFILES}/tiny.yaml": TINY_PROFILE}
 REAL = {
-    p.relative_to(REPO).as_posix(): p.read_text("utf-8")
-    for p in [REPO / CATALOG, *sorted((REPO / PROFILES).glob("*.yaml"))]
+    p.relative_to(PROJECT).as_posix(): p.read_text("utf-8")
+    for p in [PROJECT / CATALOG, *sorted((PROJECT / PROFILES).glob("*.yaml"))]
     if p.is_file()
 }
 SNIPPETS = [
@@ -134,6 +134,7 @@ def outcome(root: Path, fast: bool):
 
 
 @pytest.mark.slow
+@REAL_TREE
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits())
 def test_random_edits_load_or_give_findings(edit: tuple[dict[str, str], str, bytes]) -> None:

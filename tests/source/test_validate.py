@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
+from conftest import PROJECT, REAL_TREE, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
 from metrics_manual.diagnostics.finding import SourceError
 from metrics_manual.source.load import load_manual
 
@@ -334,7 +334,8 @@ def test_cli_root_and_missing_root(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr == (
         f"error: no ranges/ folder in {tmp_path.resolve()} or any folder above it; "
-        "run inside a project or pass --root DIR\n"
+        "run inside a project or pass --root DIR; outside a project, judge a run with an exported profile: "
+        "--profile FILE (as `metrics-manual export` writes it)\n"
     )
 
 
@@ -344,8 +345,9 @@ def test_missing_catalog(tmp_path: Path) -> None:
     assert kinds_of(root) == [(C, 1, 1, "MM202")]  # unreadable-file
 
 
+@REAL_TREE
 def test_real_source_is_valid() -> None:
-    manual = load_manual(REPO)
+    manual = load_manual(PROJECT)
     assert manual.profiles and manual.metrics
 
 

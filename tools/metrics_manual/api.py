@@ -19,8 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from metrics_manual.judge.profile_file import ProfileFileError, read_profile_file
-from metrics_manual.judge.rules import DEFAULT_RTOL, Judgement, Result
+from metrics_manual.judge.rules import DEFAULT_RTOL
 from metrics_manual.judge.rules import judge as _judge
+from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -68,7 +69,9 @@ def judge(
     *,
     rtol: float = DEFAULT_RTOL,
     exclude_steps: Iterable[int] | StepRanges = (),
+    live: bool = False,
 ) -> Judgement:
     """Every expectation of `profile` held against `run`: pass, fail or error, with the failing steps.
-    `exclude_steps`: steps, or `StepRanges([(first, last), ...])` for long ranges."""
-    return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps)
+    `exclude_steps`: steps, or `StepRanges([(first, last), ...])` for long ranges. `live`: the run may
+    still be writing, so a value missing at the last step of a step key is not judged."""
+    return _judge(profile, run, rtol=rtol, exclude_steps=exclude_steps, live=live)

@@ -8,7 +8,7 @@ from metrics_manual.disk.switch import Plan, apply, locked, plan, recover
 from metrics_manual.exports.formats import render_exports, source_schemas
 from metrics_manual.exports.profile import site_url
 from metrics_manual.history.diff import diff_schema
-from metrics_manual.judge.rules import verdict_schemas
+from metrics_manual.judge.verdict import verdict_schemas
 from metrics_manual.runs.capture import captured_runs_by_profile, captures_in_repo
 from metrics_manual.site.render import render_pages
 from metrics_manual.source.load import Manual, gc_paused, load_manual

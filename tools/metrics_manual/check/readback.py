@@ -24,6 +24,7 @@ from metrics_manual.source.load import Manual
 REFERENCE_DIR = "docs/reference/metrics/"
 MAP = REFERENCE_DIR + "index.md"
 NO_RANGE = "no range"
+NOT_LOGGED = "Not logged at this commit"
 _WHY = "reference page disagrees with ranges/: "
 
 _HEADING = re.compile(r"^(#{1,6}) .*?\{#([\w-]+)[^}]*\}\s*$")
@@ -116,9 +117,12 @@ def _section_findings(manual: Manual, section: Section, rel: str, page: str, tit
         unit = unit_name(metric.unit)
         if unit and f"Unit: {plain(unit)}" not in seen:
             bad(i, f"the entry of {metric.key} does not say its unit {unit!r}")
+        if metric.not_logged is not None and NOT_LOGGED not in seen:
+            bad(i, f"the entry of {metric.key} does not say it is {NOT_LOGGED.lower()}")
         shown = Counter((_text(m.group(1)), _text(m.group(2))) for line in body for m in _LINE.finditer(line))
         want: Counter[tuple[str, str]] = Counter()
-        for p in manual.profiles:
+        # A key no process logs has no range on any profile (MM114), and its entry shows none.
+        for p in manual.profiles if metric.not_logged is None else ():
             exps = p.expectations.get(metric.key, [])
             want.update((describe(e, metric.unit), plain(p.title)) for e in exps)
             if not exps:

@@ -14,7 +14,8 @@ from pathlib import Path
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.exports.formats import export_document
-from metrics_manual.judge.rules import Result, judge
+from metrics_manual.judge.rules import judge
+from metrics_manual.judge.verdict import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.schema import CaptureSource, ProfileExport
 from metrics_manual.runs.capture import captures_in_repo, read_capture_run, sha256_of

@@ -11,12 +11,14 @@ from pathlib import Path
 import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, find_root, root_option
+from metrics_manual.coverage import evidence
 from metrics_manual.coverage.compare import Result, compare
 from metrics_manual.coverage.scan import python_files, scan
 from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import Finding, ManualError
+from metrics_manual.diagnostics.finding import Finding, ManualError, errors
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
-from metrics_manual.source.load import CATALOG, load_manual
+from metrics_manual.source.load import CATALOG, COVERAGE, load_manual
+from metrics_manual.source.reader import read_document
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -28,7 +30,7 @@ def inert(text: str) -> str:
     )
 
 
-def as_json(r: Result) -> str:
+def as_json(r: Result, checked: dict[str, object]) -> str:
     return json.dumps(
         {
             "commit": r.commit,
@@ -36,7 +38,14 @@ def as_json(r: Result) -> str:
             "documented_and_emitted": r.documented_and_emitted,
             "emitted_not_documented": [asdict(u) for u in r.emitted_not_documented],
             "documented_not_emitted": [asdict(g) for g in r.documented_not_emitted],
+            "timed_not_logged": [asdict(t) for t in r.timed_not_logged],
+            "not_visible": [asdict(n) for n in r.not_visible],
+            "not_logged": [asdict(n) for n in r.not_logged],
+            "marked_but_logged": [asdict(n) for n in r.marked_but_logged],
+            "visible_after_all": r.visible_after_all,
+            "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
             "moved": [asdict(m) for m in r.moved],
+            "evidence": checked,
         },
         indent=2,
         ensure_ascii=True,
@@ -47,22 +56,44 @@ def as_text(r: Result) -> str:
     lines = [f"Miles {r.commit or '(commit unknown)'}; the catalog reads Miles at {r.catalog_commit}"]
     known_new = [u for u in r.emitted_not_documented if u.known]
     new = [u for u in r.emitted_not_documented if not u.known]
-    gone = [g for g in r.documented_not_emitted if not g.known]
-    unseen = [g for g in r.documented_not_emitted if g.known]
+    timed = [t for t in r.timed_not_logged if t.documented and not t.marked]
     lines.append(
         f"{len(r.documented_and_emitted)} documented and logged, {len(new)} logged but undocumented "
-        f"({len(known_new)} more known), {len(gone)} documented but not logged ({len(unseen)} not visible to the scan), "
-        f"{len(r.moved)} moved"
+        f"({len(known_new)} more known), {len(r.documented_not_emitted)} documented but not logged, "
+        f"{len(timed)} documented but timed in a process that never logs its timers, "
+        f"{len(r.not_logged)} marked not logged, {len(r.not_visible)} not visible to the scan, {len(r.moved)} moved; "
+        f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys"
     )
     for u in new:
         lines.append(f"undocumented: {inert(u.key)}  ({inert(u.path)}:{u.line} {inert(u.symbol)}, {u.form})")
-    for g in gone:
+    for g in r.documented_not_emitted:
         lines.append(f"not logged:   {inert(g.key)}")
+    for t in r.timed_not_logged:
+        where = ", ".join(t.runs_in) or "no process the scan found"
+        lines.append(f"timed only:   {inert(t.key)}  ({inert(t.path)}:{t.line}, runs in {inert(where)})")
+    for n in r.not_logged:
+        lines.append(f"marked:       {inert(n.key)}  (not logged: {inert(n.reason)})")
+    for b in r.marked_but_logged:
+        lines.append(f"logged:       {inert(b.key)}  ({inert(b.path)}:{b.line}; the catalog says it is not logged)")
+    for k in r.visible_after_all:
+        lines.append(f"visible:      {inert(k)}  (ranges/coverage.yaml calls it not visible)")
     for m in r.moved:
         lines.append(f"moved:        {inert(m.key)}  {inert(m.path)} {inert(m.symbol or '')}: {m.reason}")
     for u in known_new:
         lines.append(f"known:        {inert(u.key)}  ({inert(u.known or '')})")
+    for v in r.not_visible:
+        lines.append(f"not visible:  {inert(v.key)}  ({inert(v.reason)})")
     return "\n".join(lines)
+
+
+def evidence_text(v: evidence.Verification, found: list[Finding]) -> str:
+    """The evidence's counts, then each finding (a warning for a place without evidence)."""
+    at = "at the catalog's commit" if v.at_commit else f"at {v.commit[:12]}" if v.commit else "at an unknown commit"
+    head = (
+        f"evidence: {len(v.verified)} of {len(v.checked)} origins and named_at verified {at}, "
+        f"{len(v.without_evidence)} without evidence, {len(errors(found))} problem(s)"
+    )
+    return "\n".join([head, *(inert(str(f)) for f in found)])
 
 
 def findings(r: Result) -> list[Finding]:
@@ -76,7 +107,32 @@ def findings(r: Result) -> list[Finding]:
     out += [
         Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it", code=codes.NO_LONGER_LOGGED)
         for g in r.documented_not_emitted
-        if not g.known
+    ]
+    out += [
+        Finding(
+            t.path,
+            t.line,
+            1,
+            f"{t.key} is documented in {CATALOG} but only timed here, in "
+            f"{', '.join(t.runs_in) or 'no process the scan found'}, which never logs its timers",
+            code=codes.NO_LONGER_LOGGED,
+        )
+        for t in r.timed_not_logged
+        if t.documented and not t.marked
+    ]
+    out += [
+        Finding(
+            b.path,
+            b.line,
+            1,
+            f"{b.key} is logged here, but {CATALOG} marks it not logged",
+            code=codes.UNDOCUMENTED_KEY,
+        )
+        for b in r.marked_but_logged
+    ]
+    out += [
+        Finding(COVERAGE, 1, 1, f"{k} is listed as not visible, but the scan sees it", code=codes.COVERAGE_CONTRADICTS)
+        for k in r.visible_after_all
     ]
     out += [
         Finding(CATALOG, 1, 1, f"{m.key}: {m.path} {m.symbol or ''}: {m.reason}", code=codes.ORIGIN_MOVED)
@@ -101,12 +157,17 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
     """Scan a Miles checkout for the keys it logs and compare them with the catalog.
 
     Lists keys documented and logged, logged but not documented, documented but no longer
-    logged, and catalog origins whose file or function moved. ranges/coverage.yaml names the
-    keys known to stand apart, with why. Exit 0 when nothing is undocumented, gone or moved;
+    logged, timed in a process that never logs its timers, not visible to the scan, and catalog
+    origins whose file or function moved. ranges/coverage.yaml names the keys known to stand
+    apart, with why. Then holds each origin's and named_at's evidence against the checkout (the
+    file, the symbol, the evidence line at its line, the checkout at the catalog's commit), each
+    miss a finding at the catalog field to correct; a place without evidence is a warning. Exit 0
+    when nothing is undocumented, gone, timed only, stale or moved and all evidence holds;
     1 otherwise; 2 on a bad path or source.
     """
     try:
-        manual = load_manual(find_root(root))
+        project = find_root(root)
+        manual = load_manual(project)
     except ManualError as err:
         fail(err, fmt)
     path = Path(miles)
@@ -114,10 +175,14 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
         click.echo(f"{inert(miles)}:1:1: error: not a Miles checkout: no folder with Python files", err=True)
         sys.exit(EXIT_INPUT)
     result = compare(manual.catalog, manual.coverage, scan(path, frozenset(manual.catalog.step_keys)), path)
+    # The evidence of each origin and named_at, its findings placed at the catalog's fields.
+    checked = evidence.verify(manual.catalog, path)
+    catalog_doc, _ = read_document(project / CATALOG, CATALOG)
+    found = evidence.findings(checked, catalog_doc)
     if fmt == "json":
-        click.echo(as_json(result))
+        click.echo(as_json(result, evidence.as_dict(checked, catalog_doc)))
     elif fmt == "github":
-        click.echo(report(findings(result), "github"))
+        click.echo(report(findings(result) + found, "github"))
     else:
-        click.echo(as_text(result))
-    sys.exit(EXIT_DRIFT if result.failing else 0)
+        click.echo(as_text(result) + "\n" + evidence_text(checked, found))
+    sys.exit(EXIT_DRIFT if result.failing or errors(found) else 0)

@@ -26,7 +26,10 @@ def diff_command(base: str | None, head: str | None, root: str | None, fmt: str)
     """What changed in ranges/ from BASE to HEAD, per profile and metric: added, removed,
     renamed and updated ranges with each changed part as before -> after, and catalog changes.
 
-    BASE defaults to the merge base of HEAD with the main branch, HEAD to the working tree.
+    BASE defaults to the merge base of HEAD with the main branch, HEAD to the working tree; the
+    output names the base. On the main branch itself that merge base is HEAD: a note on stderr
+    says so and names the bases you probably meant (the upstream, or the commit before your
+    latest changes to ranges/).
     Revisions are read from git without a checkout. Exit 0 whatever changed; 2 on an unknown
     revision, a project without git history, or ranges that do not load at a revision.
 
@@ -35,9 +38,11 @@ def diff_command(base: str | None, head: str | None, root: str | None, fmt: str)
     metrics-manual diff v1 v2 --format markdown  # a pull-request comment
     """
     try:
-        d = compare(find_root(root), base, head)
+        d, note = compare(find_root(root), base, head)
     except ManualError as err:
         fail(err)
+    if note:  # on stderr: stdout is the diff, for a pull-request comment or a tool
+        click.echo(f"note: {note}", err=True)
     if fmt == "json":
         click.echo(to_json(d), nl=False)
     elif fmt == "markdown":

@@ -19,9 +19,9 @@ from metrics_manual.judge.profile_file import TAKES, ProfileFileError
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
-from metrics_manual.runs.collect import MAX_STEP
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
 from metrics_manual.runs.series import StepRanges
+from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import shown_path
 
 EXIT_INPUT = 2
@@ -146,6 +146,12 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
     help="The form of the run's files (default: detected from their content).",
 )
 @click.option(
+    "--live",
+    is_flag=True,
+    help="The run may still be writing: a value missing at the last step of a step key is not judged. "
+    "Without it the run is over, and a value missing there is an error.",
+)
+@click.option(
     "--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal, for large runs)."
 )
 def judge_command(
@@ -157,12 +163,14 @@ def judge_command(
     exclude_steps: str,
     rtol: float,
     input_format: str,
+    live: bool,
     progress: bool | None,
 ) -> None:
     """Judge the run whose files or folders are PATHS against a profile: pass, fail or error per expectation.
 
-    Exit 0 when every judged expectation passes, 1 on any fail or error, 2 on bad input
-    (also a corrupt or hostile line in the run's files: the verdicts are printed all the same).
+    Exit 0 when every judged expectation passes, 1 on any fail or error or when nothing was
+    judged, 2 on bad input (also a corrupt or hostile line in the run's files: the verdicts are
+    printed all the same).
     """
     excluded = StepRanges()
     try:
@@ -187,7 +195,7 @@ def judge_command(
         return
     except ManualError as err:
         fail(err)
-    result = judge(profile, run, rtol=rtol, exclude_steps=excluded)
+    result = judge(profile, run, rtol=rtol, exclude_steps=excluded, live=live)
     if report is not None:
         from metrics_manual.disk.files import write_file
         from metrics_manual.judge.report_html import report_html

@@ -12,9 +12,9 @@ import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import Finding, ManualError, errors
+from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError, errors
 from metrics_manual.diagnostics.report import report
-from metrics_manual.exports.names import EXPORT_FORMATS, formats_in_words
+from metrics_manual.exports.names import EXPORT_FORMATS, FOLDER_FORMATS, formats_in_words
 
 
 @click.command("validate", short_help="Load and validate ranges/.")
@@ -129,7 +129,8 @@ def advice(bad: list[Finding]) -> str:
     "--output",
     default="-",
     show_default=True,
-    help="File to write (through a symlink, never onto a device); - for standard output.",
+    help="File to write (through a symlink, never onto a device); - for standard output. A folder for "
+    "--format tensorboard: a new or empty one, or an earlier export, replaced whole.",
 )
 def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.disk.files import write_file
@@ -137,7 +138,14 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.exports.profile import exported_profile
 
     try:
+        if fmt in FOLDER_FORMATS and output == "-":
+            raise UsageError(f"--format {fmt} writes a folder: name it with -o DIR")
         _, doc = exported_profile(find_root(root), profile_id)
+        if fmt in FOLDER_FORMATS:
+            from metrics_manual.exports.folder import folder_files, write_folder
+
+            write_folder(Path(output), folder_files(doc, fmt), fmt, doc.profile.id)
+            return
         text = export_text(doc, fmt)
         if output == "-":
             click.echo(text, nl=False)

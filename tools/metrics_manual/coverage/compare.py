@@ -26,8 +26,48 @@ class Undocumented:
 
 @dataclass(frozen=True)
 class Gone:
+    """A documented key that no form of the scan finds, and that ranges/coverage.yaml does not call invisible."""
+
     key: str
-    known: str | None  # ranges/coverage.yaml: why the scan cannot see it
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A timer key measured only in processes that never flush their timers into the tracker."""
+
+    key: str
+    path: str
+    line: int
+    symbol: str
+    runs_in: tuple[str, ...]  # the processes that run the timer (none flushes); empty: none found
+    documented: bool
+    marked: bool  # the catalog says so (`not_logged`)
+
+
+@dataclass(frozen=True)
+class NotLogged:
+    """A documented key the catalog marks `not_logged`, which the scan finds logged by no process."""
+
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class MarkedButLogged:
+    """A documented key the catalog marks `not_logged`, which a process logs after all."""
+
+    key: str
+    path: str
+    line: int
+    symbol: str
+
+
+@dataclass(frozen=True)
+class NotVisible:
+    """A documented key the scan cannot see, with the reason ranges/coverage.yaml gives."""
+
+    key: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -45,14 +85,26 @@ class Result:
     documented_and_emitted: list[str] = field(default_factory=list)
     emitted_not_documented: list[Undocumented] = field(default_factory=list)
     documented_not_emitted: list[Gone] = field(default_factory=list)
+    timed_not_logged: list[Timed] = field(default_factory=list)
+    not_visible: list[NotVisible] = field(default_factory=list)
+    not_logged: list[NotLogged] = field(default_factory=list)
+    marked_but_logged: list[MarkedButLogged] = field(default_factory=list)
+    # ranges/coverage.yaml calls these invisible, but the scan sees them: the entry is stale
+    visible_after_all: list[str] = field(default_factory=list)
     moved: list[Moved] = field(default_factory=list)
+    concrete: int = 0  # documented concrete keys (no hole), step keys aside
+    concrete_seen: int = 0  # of which the scan finds logged, or timed and never logged
 
     @property
     def failing(self) -> bool:
-        """Exit 1: an undocumented key, a vanished key or a moved origin that ranges/coverage.yaml does not explain."""
+        """Exit 1: a key undocumented, documented but not logged (gone, or timed and never flushed), or a stale
+        or moved entry, that ranges/coverage.yaml does not explain."""
         return (
             any(u.known is None for u in self.emitted_not_documented)
-            or any(g.known is None for g in self.documented_not_emitted)
+            or bool(self.documented_not_emitted)
+            or any(t.documented and not t.marked for t in self.timed_not_logged)
+            or bool(self.marked_but_logged)
+            or bool(self.visible_after_all)
             or bool(self.moved)
         )
 
@@ -77,6 +129,7 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
     old = [(r.key, m) for s in catalog.sections for m in s.metrics for r in m.renamed_from]
     steps = set(catalog.step_keys.values())
     emitted = {k: v for k, v in scan.keys().items() if k not in steps}
+    timed = scan.timed_not_logged()
     out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit)
     for key, where in sorted(emitted.items()):
         if any(overlap(d, key) for d, _ in docs + old):
@@ -84,12 +137,34 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         first = where[0]
         reason = _known(key, known.undocumented) or _known(key, known.exceptions)
         out.emitted_not_documented.append(Undocumented(key, first.path, first.line, first.symbol, first.form, reason))
-    all_emissions = [e for v in emitted.values() for e in v]
-    for doc, _ in docs:
-        if any(_covers(doc, e) for e in all_emissions):
+    logged = [e for v in emitted.values() for e in v]
+    unflushed = [e for v in timed.values() for e in v]
+    for doc, m in docs:
+        seen = any(_covers(doc, e) for e in logged)
+        only_timed = not seen and any(_covers(doc, e) for e in unflushed)
+        reason = _known(doc, known.not_visible)
+        if seen and m.not_logged:
+            e = next(e for e in logged if _covers(doc, e))
+            out.marked_but_logged.append(MarkedButLogged(doc, e.path, e.line, e.symbol))
+        elif seen:
             out.documented_and_emitted.append(doc)
-        else:
-            out.documented_not_emitted.append(Gone(doc, _known(doc, known.not_scanned)))
+        elif m.not_logged:
+            out.not_logged.append(NotLogged(doc, m.not_logged))
+        elif reason is not None and not only_timed:
+            out.not_visible.append(NotVisible(doc, reason))
+        elif not only_timed:
+            out.documented_not_emitted.append(Gone(doc))
+        if reason is not None and (seen or only_timed):
+            out.visible_after_all.append(doc)
+        if not is_pattern(doc) and doc not in steps:
+            out.concrete += 1
+            out.concrete_seen += seen or only_timed
+    for key, where in sorted(timed.items()):
+        first = where[0]
+        runs = tuple(dict.fromkeys(p for e in where for p in e.runs_in))
+        entries = [m for d, m in docs if overlap(d, key)]
+        marked = bool(entries) and all(m.not_logged for m in entries)
+        out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, bool(entries), marked))
     out.moved = moved(catalog, scan, root)
     return out
 

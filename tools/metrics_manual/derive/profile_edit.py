@@ -14,10 +14,12 @@ import itertools
 import re
 from typing import Any
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from metrics_manual.diagnostics import codes
@@ -207,7 +209,8 @@ def update(target: CommentedMap, values: dict[str, Any]) -> None:
 class ProfileFile:
     """One profile file, loaded for editing; `text()` is the file with the edits made."""
 
-    def __init__(self, text: str, display: str) -> None:
+    def __init__(self, text: str, display: str, indent: tuple[int, int, int] | None = None) -> None:
+        """`indent`: the layout of what the edit adds, for a file too short to show its own (a new one)."""
         self.display = display
         # ruamel reads \r\n and a lone \r as \n: edited lines get the file's line ends back.
         self.eol = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
@@ -241,8 +244,8 @@ class ProfileFile:
         # are matched, not zipped: a flow mapping over two lines would shift every later line.
         best: tuple[int, YAML, str] | None = None
         lines = readable.splitlines()
-        for indent in _INDENTS:
-            y = _yaml(indent)
+        for tried in [indent] if indent is not None else _INDENTS:
+            y = _yaml(tried)
             dumped = _dump(y, data)
             matcher = difflib.SequenceMatcher(None, dumped.splitlines(), lines, autojunk=False)
             cost = len(lines) - sum(b.size for b in matcher.get_matching_blocks())
@@ -276,10 +279,25 @@ class ProfileFile:
         """Update expectation `index` of `key`, or append one when index is past the end."""
         expectations = self._child(self.data, "expectations", CommentedMap)
         items = self._child(expectations, key, CommentedSeq)
-        if index < len(items):
+        if (
+            index < len(items)
+            and isinstance(items[index], CommentedMap)
+            and values.get("kind", items[index].get("kind")) != items[index].get("kind")
+        ):
+            items[index] = _plain(_of_kind(items[index], values), bool(items[index].fa.flow_style()))
+        elif index < len(items):
             update(items[index], values)
         else:
             append(items, len(items), _plain(values, True))
+
+
+def _of_kind(old: CommentedMap, values: dict[str, Any]) -> dict[str, Any]:
+    """An expectation whose kind the edit changes, written anew in the usual order: its kind and its
+    values, then its condition and sources (the old ones where the edit gives none)."""
+    fields = {**{k: old[k] for k in ("condition", "sources") if k in old}, **values}
+    ordered = {k: v for k, v in fields.items() if k not in ("condition", "sources")}
+    ordered |= {k: fields[k] for k in ("condition", "sources") if k in fields}
+    return {k: v for k, v in ordered.items() if v is not None}
 
 
 def _last_slot(node: Any) -> tuple[Any, Any, int] | None:
@@ -318,3 +336,37 @@ def append(container: CommentedMap | CommentedSeq, key: Any, value: Any) -> None
         tokens = holder.ca.items.setdefault(k, [None, None, None, None])
         old = tokens[i].value if isinstance(tokens[i], CommentToken) else "\n"
         tokens[i] = CommentToken(old + tail, CommentMark(0), None)
+
+
+NEW_FILE_INDENT = (2, 4, 2)  # the layout of the profiles people write: `  - ` under a key
+
+
+def _text_scalar(value: str) -> str:
+    """A string as the project's YAML 1.1 reader reads it back: quoted where PyYAML would quote it
+    (`yes`, `1:20`, `null` are strings only quoted, which ruamel's YAML 1.2 rules leave plain)."""
+    plain = yaml.safe_dump(value, allow_unicode=True, width=1 << 16)
+    return SingleQuotedScalarString(value) if plain.startswith(("'", '"')) else value
+
+
+def _new_node(value: Any, flow: bool = False) -> Any:
+    """Plain data -> ruamel nodes for a new file: mappings in block style at the top, `flow` below."""
+    if isinstance(value, dict):
+        m = CommentedMap({k: _new_node(v, True) for k, v in value.items() if v is not None})
+        if flow:
+            m.fa.set_flow_style()
+        return m
+    if isinstance(value, str):
+        return _text_scalar(value)
+    return _plain(value, flow)
+
+
+def new_file_text(head: str, sections: dict[str, Any]) -> str:
+    """A new profile file: the `head` comment line, then each top-level key; a mapping of mappings
+    (setup, sources) in block style with its values on one line each."""
+    data = CommentedMap()
+    for key, value in sections.items():
+        if isinstance(value, dict) and any(isinstance(v, dict) for v in value.values()):
+            data[key] = CommentedMap({k: _new_node(v, True) for k, v in value.items() if v is not None})
+        else:
+            data[key] = _new_node(value)
+    return f"# {head}\n" + _dump(_yaml(NEW_FILE_INDENT), data)

@@ -1,11 +1,12 @@
 """Ranges from runs: the statistics behind `metrics-manual derive`.
 
-For each metric a profile ranges, the expectation is recomputed *of the same kind* from
-all runs together: a band's min and max (or a percentile or k-sigma envelope) over the
-steps it covers, a median as the median of the runs' medians, and exact values and
-presence checked in every run (a broken one is reported, never rewritten). Numbers are
-rounded outward to a number of significant digits, so a band still contains every value
-it was derived from.
+For each metric a profile ranges, the expectation is recomputed from all runs together, of the
+same kind: a band's min and max (widened by a margin, or a percentile or k-sigma envelope), a
+median as the median of the runs' medians, and exact values and presence checked in every run (a
+broken one is reported, never rewritten). One exception: a band whose runs gave one value at every
+step becomes that exact value. How far a band reaches (every step, or the steps it was measured
+on) follows the runs' trend (derive/trend.py). Numbers are rounded outward to a number of
+significant digits, so a band still contains every value it was derived from.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple, assert_never
 
+from metrics_manual.derive.trend import trend
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.formats import export_document
-from metrics_manual.judge.rules import Result, judge
+from metrics_manual.judge.rules import judge
+from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds
 from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.model.schema import (
@@ -38,6 +41,7 @@ from metrics_manual.model.schema import (
     Presence,
     Profile,
     ProfileExport,
+    Span,
     Window,
 )
 from metrics_manual.runs.series import Run, Series, named_steps
@@ -115,8 +119,15 @@ class Method:
             "or sigma:K (K > 0)"
         )
 
-    def envelope(self, values: list[float]) -> tuple[float, float]:
-        """The band's raw bounds; never an overflow (a bound past the float range is the largest float)."""
+    def envelope(self, values: list[float], domain: Domain = "any") -> tuple[float, float]:
+        """The band's raw bounds; never an overflow (a bound past the float range is the largest float).
+
+        A margin widens in log space (each bound moved by a factor, not an amount) for a metric whose
+        domain starts at 0 when every value is above 0: the floor stays above 0, so a collapse of
+        the metric towards 0 fails the band, as a spike past the top does.
+        """
+        if self.name == "margin" and DOMAIN_BOUNDS[domain][0] == 0 and min(values) > 0:
+            return _log_margin(min(values), max(values), self.k)
         if self.name == "percentile":
             lo, hi = percentile(values, self.low), percentile(values, self.high)
         elif self.name == "sigma":
@@ -139,6 +150,26 @@ class Method:
         if self.name == "margin":
             return f"min and max widened by {num(self.k * 100)}% of their distance"
         return f"mean +- {num(self.k)} sigma" if self.name == "sigma" else "min and max"
+
+    def words(self, values: list[float], domain: Domain) -> str:
+        """The method as it applied to `values`: a margin in log space says so, with its factor."""
+        if self.name == "margin" and DOMAIN_BOUNDS[domain][0] == 0 and min(values) > 0:
+            factor = math.exp(self.k * (math.log(max(values)) - math.log(min(values))))
+            return f"{self} in log space (a factor of {num(round_near(factor, 3))}: the metric's domain is {domain})"
+        return str(self)
+
+
+def _log_margin(lo: float, hi: float, k: float) -> tuple[float, float]:
+    """lo / (hi/lo)^k and hi * (hi/lo)^k, in logs: no overflow, and a floor that never reaches 0."""
+    pad = k * (math.log(hi) - math.log(lo))
+    if pad == 0:
+        return lo, hi
+    try:
+        top = math.exp(math.log(hi) + pad)
+    except OverflowError:
+        top = BIGGEST
+    # exp(log(x)) may come back a float beside x: never inside the values it bounds.
+    return min(math.exp(math.log(lo) - pad), lo), max(min(top, BIGGEST), hi)
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -193,31 +224,22 @@ def _finite(runs: dict[str, list[float]]) -> list[str]:
     ][:3]
 
 
-def covered_steps(
-    run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None
-) -> list[tuple[int, float]]:
-    """(step, value) of `key` at the steps `e` covers that it was logged at.
-
-    The steps are `kinds.covered_steps` (the slicing `judge` and `check` use) of the steps the
-    run reached for `key` (`Run.reached_by`: its step key's, not only those `key` was logged
-    at): a window's or a band's first N, a proposal's (`e` None) first `limit` (the setup's),
-    less the run's first `skip_first` steps (`Run.first_steps`, the warm-up) unless `e` is a
-    window. The same steps `check` re-judges, so a derived range is held against what it came from.
-    """
-    return _covered(run, key, e, skip_first, limit).points
-
-
 class _Covered(NamedTuple):
-    covers: int  # the steps `e` covers in the run, warm-up included (what a band's `steps` says)
+    covers: int  # the steps the span covers in the run, warm-up included (what a band's `steps` says)
     judged: int  # those left once the warm-up is left out
     points: list[tuple[int, float]]  # (step, value) at the judged steps that have a value
     missing: list[int]  # the judged steps with no value (a gap in the metric's log)
 
 
-def _covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None) -> _Covered:
-    """The steps of the run `e` covers, the values there, and the steps with none."""
+def _covered(run: Run, key: str, span: Span, skip_first: int) -> _Covered:
+    """The steps of the run `span` covers, the values there, and the steps with none.
+
+    The steps are `kinds.covered_steps` (the slicing `judge` and `check` use) of the steps the run
+    reached for `key` (`Run.reached_by`: its step key's, not only those `key` was logged at), less
+    the run's first `skip_first` steps (`Run.first_steps`, the warm-up) unless `span` is a window:
+    the steps `check` re-judges, so a derived range is held against what it came from.
+    """
     reached = run.reached_by(key)
-    span = e.span if e is not None else FirstSteps(limit) if limit else EveryStep()
     count = len(kinds.covered_steps(span, reached)[0])
     steps, _ = kinds.covered_steps(span, reached, warm_up=skip_first)
     series: Mapping[int, float] = run.series.get(key) or {}
@@ -234,10 +256,6 @@ def _covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit
     return _Covered(count, len(steps), points, missing)
 
 
-def covered(run: Run, key: str, e: Band | Median | None, skip_first: int, limit: int | None = None) -> list[float]:
-    return [v for _, v in covered_steps(run, key, e, skip_first, limit)]
-
-
 def _missing(name: str, key: str, run: Run, c: _Covered) -> str | None:
     """Why a run's values cannot make the range, if they cannot: the metric is not logged, or not
     at every step the expectation covers (in judge's words: a run with a gap is no evidence of a range)."""
@@ -248,21 +266,29 @@ def _missing(name: str, key: str, run: Run, c: _Covered) -> str | None:
     return None
 
 
-def _gather(
-    runs: dict[str, Run], key: str, e: Band | Median | None, o: Options
-) -> tuple[dict[str, list[float]], int, list[str]]:
-    """Each run's values at the covered steps, the fewest steps a run covers, and what keeps a range from them."""
-    per_run: dict[str, list[float]] = {}
+class _Gathered(NamedTuple):
+    points: dict[str, list[tuple[int, float]]]  # run name -> (step, value) at the steps covered
+    covers: int  # the fewest steps the span covers in a run, warm-up included
+    problems: list[str]  # what keeps a range from these values
+
+    def values(self) -> list[float]:
+        return [v for points in self.points.values() for _, v in points]
+
+
+def _gather(runs: dict[str, Run], key: str, span: Span, o: Options) -> _Gathered:
+    """Each run's values at the steps `span` covers, the fewest steps a run covers, and what keeps a range from them."""
+    points: dict[str, list[tuple[int, float]]] = {}
     counts = []
     problems = []
     for name, run in runs.items():
-        c = _covered(run, key, e, o.skip_first, o.run_steps)
-        per_run[name] = [v for _, v in c.points]
+        c = _covered(run, key, span, o.skip_first)
+        points[name] = c.points
         counts.append(c.covers)
         problem = _missing(name, key, run, c)
         if problem is not None:
             problems.append(problem)
-    return per_run, min(counts, default=0), problems or _finite(per_run)
+    per_run = {name: [v for _, v in ps] for name, ps in points.items()}
+    return _Gathered(points, min(counts, default=0), problems or _finite(per_run))
 
 
 def _clamp(lo: float, hi: float, domain: Domain) -> tuple[float, float]:
@@ -276,7 +302,7 @@ def _clamp(lo: float, hi: float, domain: Domain) -> tuple[float, float]:
 
 def band_bounds(values: list[float], method: Method, digits: int, domain: Domain) -> tuple[float, float]:
     """A band's bounds as derive writes them: the method's envelope, kept to the domain, rounded outward."""
-    return _outward(method.envelope(values), digits, domain)
+    return _outward(method.envelope(values, domain), digits, domain)
 
 
 def _outward(envelope: tuple[float, float], digits: int, domain: Domain) -> tuple[float, float]:
@@ -285,13 +311,63 @@ def _outward(envelope: tuple[float, float], digits: int, domain: Domain) -> tupl
 
 
 def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, domain: Domain = "any") -> Derived:
-    per_run, count, problems = _gather(runs, key, e, o)
+    """A band derived again from the runs, or proposed (`e` None).
+
+    A window keeps its window. Any other band is first gathered over every step the runs reached:
+    a metric that is one value in every run becomes an exact value at every step (a band of no
+    width would fail any run that varies); one with no trend (derive/trend.py) a band over every
+    step, so a longer run is judged at its later steps too; a trending one a band over the steps it
+    was measured on (the shortest run's, at most the `steps` it had or a proposal's setup steps).
+    """
     out = Derived(key, i, "band", "", proposal=e is None)
-    if problems:
-        out.problems = problems
+    if e is not None and isinstance(e.span, Window):
+        return _bounds(out, e, _gather(runs, key, e.span, o), o, domain, f"first {e.span.first} steps")
+    every = _gather(runs, key, EveryStep(), o)
+    if every.problems:
+        out.problems = every.problems
         return out
-    values = [v for vs in per_run.values() for v in vs]
-    envelope = o.method.envelope(values)
+    values = every.values()
+    if (e is None or (e.min is not None and e.max is not None)) and min(values) == max(values):
+        return _exact(out, e, values)
+    t = trend(list(every.points.values()))
+    if not t.trending:
+        return _bounds(out, e, every, o, domain, "every step of each run", steps=None, trend=str(t))
+    cap = o.run_steps if e is None else e.steps
+    first = min(every.covers, cap) if cap else every.covers
+    measured = _gather(runs, key, FirstSteps(first), o)
+    return _bounds(
+        out, e, measured, o, domain, f"the first {count_steps(first)} of each run", steps=first, trend=str(t)
+    )
+
+
+def _exact(out: Derived, e: Band | None, values: list[float]) -> Derived:
+    """A band whose runs gave one value at every step: that value, exact at every step."""
+    value = values[0]
+    out.kind = "exact"
+    out.values = {"kind": "exact", "value": value, "at": "every_step"}
+    if e is not None:  # the band's own fields go; its condition and sources stay
+        out.values |= {"min": None, "max": None, "steps": None}
+    was = " (it was a band)" if e is not None else ""
+    out.summary = f"all {len(values)} values were {num(value)}, in every run: an exact value at every step{was}"
+    return out
+
+
+def _bounds(
+    out: Derived,
+    e: Band | None,
+    g: _Gathered,
+    o: Options,
+    domain: Domain,
+    where: str,
+    steps: int | None | Literal["kept"] = "kept",
+    trend: str | None = None,
+) -> Derived:
+    """A band's bounds from the gathered values; `steps`: how many a band covers (None: every step)."""
+    if g.problems:
+        out.problems = g.problems
+        return out
+    values = g.values()
+    envelope = o.method.envelope(values, domain)
     lo, hi = _outward(envelope, o.digits, domain)
     free = dict(zip(("min", "max"), _outward(envelope, o.digits, "any")))  # where they differ, the domain moved it
     new: dict[str, Any] = {"kind": "band"} if e is None else {}
@@ -299,11 +375,9 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         new["min"] = lo
     if e is None or e.max is not None:
         new["max"] = hi
-    span = e.span if e is not None else None
-    if span is None or isinstance(span, FirstSteps):
-        new["steps"] = count  # the run's steps, warm-up included: the condition says what is left out
+    if steps != "kept":
+        new["steps"] = steps  # the run's steps, warm-up included: the condition says what is left out
     out.values = new
-    where = f"first {span.first} steps" if isinstance(span, Window) else f"{count} steps per run"
     written = " to ".join(num(new[b]) if b in new else "-" for b in ("min", "max"))
     clipped = [f"{b} {num(free[b])} -> {num(new[b])}" for b in ("min", "max") if b in new and new[b] != free[b]]
     if clipped:  # only a bound the domain moved: a band inside the domain was not kept to it
@@ -313,11 +387,14 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
         written += f" ({outside} of the values lie outside it: check reports them when the captures are in the project)"
     out.summary = (
         f"{len(values)} values ({where}): min {num(min(values))}, max {num(max(values))}; "
-        f"{o.method}, {o.digits} digits outward: {written}"
+        + (f"{trend}; " if trend else "")
+        + f"{o.method.words(values, domain)}, {o.digits} digits outward: {written}"
     )
     if "min" in new and "max" in new and new["min"] == new["max"]:
-        first = span.first if isinstance(span, Window) else new.get("steps")  # a band of the first N steps
-        out.warnings.append((codes.ZERO_WIDTH_BAND, _no_width(key, i, new["min"], values, first)))
+        first = (
+            e.span.first if e is not None and isinstance(e.span, Window) else steps if isinstance(steps, int) else None
+        )
+        out.warnings.append((codes.ZERO_WIDTH_BAND, _no_width(out.key, out.index, new["min"], values, first)))
     return out
 
 
@@ -341,12 +418,14 @@ def _no_width(key: str, i: int, value: float, values: list[float], first: int | 
 
 
 def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Derived:
-    per_run, count, problems = _gather(runs, key, e, o)
+    span = e.span if e is not None else FirstSteps(o.run_steps) if o.run_steps else EveryStep()
+    g = _gather(runs, key, span, o)
+    count = g.covers
     out = Derived(key, i, "median", "", proposal=e is None)
-    if problems:
-        out.problems = problems
+    if g.problems:
+        out.problems = g.problems
         return out
-    medians = {name: statistics.median(vs) for name, vs in per_run.items()}
+    medians = {name: statistics.median(v for _, v in points) for name, points in g.points.items()}
     value = statistics.median(medians.values())
     out.values = ({"kind": "median"} if e is None else {}) | {"value": round_near(value, o.digits), "steps": count}
     spread = max(medians.values()) - min(medians.values())

@@ -134,6 +134,23 @@ COVERAGE_CONTRADICTS = _code(
     "Remove the entry from ranges/coverage.yaml, or move it to the list it belongs in.",
     "ranges/coverage.yaml:12:11: error: 'train/grad_norm' is documented in ranges/catalog.yaml",
 )
+LAB_WORDS_NOT_FOUND = _code(
+    "MM113",
+    "lab-words-not-found",
+    "A metric's `lab_vs_code` quotes lab words that are neither in its `meaning` nor in a profile's range of it.",
+    "Quote the lab's words verbatim as the metric's meaning or a profile's range in words says them "
+    "(a range reads as the page shows it: '0 at step 0, in a healthy run').",
+    "ranges/catalog.yaml:40:16: error: train/ppo_kl: the lab's words 'zero at step 0' are not in its meaning nor "
+    "in a profile's range of it; quote them verbatim",
+)
+NOT_LOGGED_WITH_RANGE = _code(
+    "MM114",
+    "not-logged-with-range",
+    "A profile gives a range to a key the catalog marks `not_logged`: no run can show it, so no range can hold.",
+    "Remove the range from the profile, or, if the key is logged after all, remove `not_logged` from the catalog.",
+    "ranges/profiles/lab.yaml:30:3: error: perf/critic_train_time is not logged at the catalog's commit "
+    "(ranges/catalog.yaml:120:21); a range for it can never hold: remove it",
+)
 
 # --- 2: the source's YAML ------------------------------------------------------------------------
 INVALID_YAML = _code(
@@ -551,6 +568,63 @@ ORIGIN_MOVED = _code(
     "Update the metric's origin in ranges/catalog.yaml.",
     "ranges/catalog.yaml:1:1: error: train/grad_norm: miles/utils.py log_step: the function is gone",
 )
+# The catalog's evidence (an origin's or named_at's path, symbol, line and evidence) held against the checkout.
+EVIDENCE_PATH_MISSING = _code(
+    "MM611",
+    "evidence-path-missing",
+    "An origin or named_at names a file that is not in the Miles checkout.",
+    "Find where the code went (git log --follow in Miles) and update path, symbol, line and evidence.",
+    "ranges/catalog.yaml:30:17: error: train/grad_norm: origin: miles/backends/model.py is not in the checkout",
+)
+EVIDENCE_SYMBOL_MISSING = _code(
+    "MM612",
+    "evidence-symbol-missing",
+    "An origin or named_at names a symbol that no def, async def or class of its file defines (`Class.method`).",
+    "Write the name of the function or class that holds the evidence line, as `Class.method` for a method.",
+    "ranges/catalog.yaml:31:19: error: train/grad_norm: origin: 'train_step' is not defined in "
+    "miles/backends/model.py; did you mean 'train_one_step'?",
+)
+EVIDENCE_MOVED = _code(
+    "MM613",
+    "evidence-moved",
+    "An evidence line is in its file, but at another line than the catalog states.",
+    "Set `line` to the line the message names (the code around it may have changed: read it again).",
+    "ranges/catalog.yaml:32:17: error: train/grad_norm: origin: the evidence moved from line 120 to line 123 of "
+    "miles/backends/model.py",
+)
+EVIDENCE_CHANGED = _code(
+    "MM614",
+    "evidence-changed",
+    "An evidence line is nowhere in its file: the code changed, so the entry must be read again.",
+    "Read the code again, correct the entry if the computation changed, and copy the new line and its number.",
+    "ranges/catalog.yaml:33:21: error: train/grad_norm: origin: the evidence is not in miles/backends/model.py "
+    "any more; line 120 reads 'grad_norm = clip(optimizer.step())'",
+)
+EVIDENCE_OUTSIDE_SYMBOL = _code(
+    "MM615",
+    "evidence-outside-symbol",
+    "An evidence line lies outside the function or class the entry names.",
+    "Name the symbol that holds the evidence line, or quote a line of the symbol.",
+    "ranges/catalog.yaml:31:19: error: train/grad_norm: origin: line 200 of miles/backends/model.py lies outside "
+    "'train_step' (lines 100-180)",
+)
+NOT_VERIFIED = _code(
+    "MM616",
+    "not-verified",
+    "An origin or named_at carries no evidence (`line` and `evidence`): nothing checks it against the code.",
+    "Read the code at the catalog's commit and add the line that shows the computation or the key, with its number.",
+    "ranges/catalog.yaml:29:11: warning: train/grad_norm: origin: no evidence (line and evidence), so it is not "
+    "verified against the code",
+)
+CHECKOUT_NOT_AT_COMMIT = _code(
+    "MM617",
+    "checkout-not-at-commit",
+    "The Miles checkout is not at the commit the catalog reads (or its commit is unknown).",
+    "Check out the catalog's commit; when bumping the commit, re-read the entries the other findings name, then "
+    "set code.commit.",
+    "ranges/catalog.yaml:2:90: error: the checkout is at 0123456789ab but the catalog reads Miles at "
+    "31f1ca961a94: the findings that follow are what moved between the two",
+)
 
 # --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------
 NO_CATALOG_AT_REVISION = _code(
@@ -580,7 +654,7 @@ WRITE_FAILED = _code(
 MISSING_EXTRA = _code(
     "MM903",
     "missing-extra",
-    "Reading a run's form needs an optional package that is not installed.",
+    "Reading a run's form, or writing a TensorBoard log folder, needs an optional package that is not installed.",
     "Install the extra the message names, e.g. pip install 'metrics-manual[tensorboard]'.",
     "-:1:1: error: reading TensorBoard event files needs the tensorboard extra: pip install "
     "'metrics-manual[tensorboard]'",

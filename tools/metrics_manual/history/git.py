@@ -68,14 +68,72 @@ def resolve(root: Path, rev: str) -> str:
     return sha
 
 
-def default_base(root: Path) -> str:
-    """The merge base of HEAD with the main branch (main, or origin/main, master ...)."""
+@dataclass(frozen=True)
+class Base:
+    """The revision `diff` compares with when none is named."""
+
+    sha: str
+    name: str  # how the output names it
+    note: str | None = None  # when the base is HEAD itself: that, and the bases a user probably meant
+
+
+def default_base(root: Path) -> Base:
+    """The merge base of HEAD with the main branch (main, or origin/main, master ...).
+
+    On the main branch itself (or one that main holds whole) that merge base is HEAD: only the
+    working tree's changes would show, so the base says so, with the bases the user probably meant.
+    """
+    head = git(root, "rev-parse", "HEAD").strip()
     for branch in MAIN_BRANCHES:
         if git(root, "rev-parse", "--verify", "--quiet", branch, check=False).strip():
             base = git(root, "merge-base", "HEAD", branch, check=False).strip()
+            if base and base != head:
+                return Base(base, f"merge base with {branch}")
             if base:
-                return base
+                return Base(base, f"merge base with {branch}: HEAD itself", _itself(root, branch, head))
     raise UsageError("no main branch to compare with; name the base revision: metrics-manual diff BASE")
+
+
+def _itself(root: Path, branch: str, head: str) -> str:
+    """Why the merge base with `branch` shows no commit of HEAD, and what to name instead."""
+    meant = []
+    upstream = git(root, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}", check=False).strip()
+    for other in dict.fromkeys([upstream, *MAIN_BRANCHES]):
+        if other and git(root, "rev-parse", "--verify", "--quiet", other, check=False).strip():
+            base = git(root, "merge-base", "HEAD", other, check=False).strip()
+            if base and base != head:
+                meant.append(
+                    f"metrics-manual diff {other} ({'the upstream' if other == upstream else 'its merge base'})"
+                )
+    before = _before_ranges_changed(root)
+    if before:
+        meant.append(before)
+    said = (
+        f"the base is HEAD itself: {branch} holds every commit of HEAD, so their merge base is HEAD and only "
+        "the working tree's changes show"
+    )
+    if not meant:
+        return f"{said}; name a base to see the changes of commits: metrics-manual diff BASE"
+    return f"{said}; to see the changes of your commits, name a base: {'; or '.join(meant)}"
+
+
+def _before_ranges_changed(root: Path, most: int = 10_000) -> str | None:
+    """`metrics-manual diff HEAD~N`: the last commit before the latest commits in a row that changed ranges/."""
+    history = git(root, "rev-list", "--first-parent", f"--max-count={most}", "HEAD").split()
+    touched = set(
+        git(root, "log", "--first-parent", f"--max-count={most}", "--format=%H", "HEAD", "--", RANGES).split()
+    )
+    latest = next((i for i, sha in enumerate(history) if sha in touched), None)
+    if latest is None:
+        return None
+    n = latest
+    while n < len(history) and history[n] in touched:
+        n += 1
+    if n == len(history):  # the first commit made ranges/: nothing before it to compare with
+        return None
+    changed = n - latest
+    what = "commit that changed" if changed == 1 else f"{changed} commits in a row that changed"
+    return f"metrics-manual diff HEAD~{n} ({history[n][:12]}, the last commit before the latest {what} ranges/)"
 
 
 def load_revision(root: Path, sha: str) -> Manual:

@@ -25,7 +25,8 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.disk.files import file_kind
-from metrics_manual.model.schema import ProfileExport
+from metrics_manual.model.schema import AtStep, Exact, ProfileExport
+from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import quoted, shown_path
 
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
@@ -85,6 +86,8 @@ def read_profile_file(path: Path) -> ProfileExport:
         raise bad("nested too deeply to be an exported profile") from None
     if twice := _keys_twice(export):
         raise ProfileFileError(at, _twice_findings(at, text, data, twice))
+    if far := _steps_too_far(export):
+        raise ProfileFileError(at, _far_findings(at, text, data, far))
     return export
 
 
@@ -261,6 +264,36 @@ def _keys_twice(export: ProfileExport) -> list[tuple[str, int, int]]:
             if (j := first.setdefault(key, i)) != i:
                 twice.append((key, i, j))
     return twice
+
+
+def _steps_too_far(export: ProfileExport) -> list[tuple[int, int, int]]:
+    """(metric index, expectation index, step) of each `at: {step: N}` past MAX_STEP: no run logs such
+    a step (a step is from 0 to 2^63-1), so judge would wait on it for ever."""
+    return [
+        (i, j, e.at.step)
+        for i, m in enumerate(export.metrics)
+        for j, e in enumerate(m.expectations)
+        if isinstance(e, Exact) and isinstance(e.at, AtStep) and e.at.step > MAX_STEP
+    ]
+
+
+def _far_findings(at: str, text: str, data: Any, far: list[tuple[int, int, int]]) -> list[Finding]:
+    from metrics_manual.source.reader import Document, read_yaml
+
+    try:
+        doc, _ = read_yaml(text, at)  # positions only, on this error path
+    except Exception:  # noqa: BLE001 - positions are a help; the findings stand without them
+        doc = Document(at, None)
+    placed = Document(at, data, doc.values, doc.keys) if doc.data is not None else Document(at, data)
+    out = []
+    for i, j, step in far[: MAX_FINDINGS + 1]:
+        shown = f"{step}" if len(str(step)) <= 40 else f"{str(step)[:20]}... ({len(str(step))} digits)"
+        message = (
+            f"step {shown} is past the last step a run can log: a step is from 0 to 2^63-1 "
+            f"(at metrics[{i}].expectations[{j}].at.step)"
+        )
+        out.append(placed.finding(("metrics", i, "expectations", j, "at", "step"), message, code=codes.INVALID_VALUE))
+    return _first(at, out, len(far))
 
 
 def _twice_findings(at: str, text: str, data: Any, twice: list[tuple[str, int, int]]) -> list[Finding]:

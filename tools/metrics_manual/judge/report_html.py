@@ -15,8 +15,8 @@ import jinja2
 from markupsafe import Markup
 
 from metrics_manual.diagnostics.finding import UsageError
-from metrics_manual.judge.report_text import ranges
-from metrics_manual.judge.rules import Judgement, Result
+from metrics_manual.judge.report_text import ranges, uncovered_words
+from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor, unit_domain
 from metrics_manual.runs.series import Run
@@ -104,13 +104,22 @@ def report_html(j: Judgement, run: Run, profile: ProfileExport, templates: Path)
     )
     env.filters["inert"] = inert  # keys and paths from the run's files: control characters shown escaped
     s = j.summary
-    word = "every judged expectation passes" if j.exit_code == 0 else "fail" if s.failed else "error"
+    word = (
+        "every judged expectation passes"
+        if j.exit_code == 0
+        else "fail"
+        if s.failed
+        else "error"
+        if s.errors or s.problems
+        else "nothing judged"
+    )
     return env.get_template(TEMPLATE).render(
         j=j,
         s=s,
         metrics=metric_parts(j, run, profile),
         problems=problems(j),
         excluded=ranges(j.run.excluded_steps),
+        uncovered_words=uncovered_words,
         verdict_word=word,
         verdict_class="pass" if j.exit_code == 0 else "fail" if s.failed else "error",
     )

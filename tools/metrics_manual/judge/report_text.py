@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from metrics_manual.diagnostics.codes import CODES
-from metrics_manual.judge.rules import Judgement, Problem, Result, Span
+from metrics_manual.judge.verdict import Judgement, NotJudged, Problem, Result, Span, Uncovered
 from metrics_manual.model.phrase import num, plain
 from metrics_manual.text import github_data, github_property, inert, xml_chars
 
 OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
 NOT_JUDGED_SHOWN = 40  # the not-judged lines listed one by one (the run's unknown keys are 26 of them at most)
+UNCOVERED_SHOWN = 40  # the metrics with steps no expectation covers, listed one by one
 
 
 def render(j: Judgement, fmt: str) -> str:
@@ -46,7 +47,8 @@ def headline(j: Judgement) -> list[str]:
     # A TensorBoard file holds records, not lines.
     cut = "record" if run.formats == ["tensorboard"] else "line or record" if "tensorboard" in run.formats else "line"
     for sk, step in run.unfinished_steps.items():
-        lines.append(f"unfinished: {sk} {step} (a file's last {cut} is cut; no value is missing there)")
+        why = "judged live, --live: the run may still be writing it" if run.live else f"a file's last {cut} is cut"
+        lines.append(f"unfinished: {sk} {step} ({why}; a value missing there is not judged)")
     for r in run.relogged:
         lines.append(f"re-logged (a resumed run; the later record is judged): {r.path}: {r.step_key} {ranges(r.steps)}")
     return lines
@@ -79,8 +81,33 @@ def unknown_line(j: Judgement) -> str | None:
 
 def summary_line(j: Judgement) -> str:
     s = j.summary
-    tail = f", {s.problems} reading error(s)" if s.problems else ""
-    return f"{s.passed} pass, {s.failed} fail, {s.errors} error, {s.not_judged} not judged{tail}"
+    tail = f", {s.uncovered} metric(s) with steps no expectation covers" if s.uncovered else ""
+    tail += f", {s.problems} reading error(s)" if s.problems else ""
+    nothing = f"; nothing was judged: {s.nothing_judged}; this is no pass" if s.nothing_judged else ""
+    return f"{s.passed} pass, {s.failed} fail, {s.errors} error, {s.not_judged} not judged{tail}{nothing}"
+
+
+def uncovered_words(u: Uncovered) -> str:
+    """'steps 200-299 are covered by no expectation (100 of 300 steps)'."""
+    one = u.count == 1
+    more = " and more" if sum(s.last - s.first + 1 for s in u.steps) < u.count else ""
+    return (
+        f"step{'' if one else 's'} {ranges(u.steps)}{more} {'is' if one else 'are'} covered by no expectation "
+        f"({num(u.count)} of {num(u.of)} steps)"
+    )
+
+
+def uncovered_lines(j: Judgement) -> list[str]:
+    """The judged metrics with steps no expectation covers: nothing goes unjudged without a word."""
+    out = [f"  {u.metric}: {uncovered_words(u)}" for u in j.uncovered[:UNCOVERED_SHOWN]]
+    if len(j.uncovered) > UNCOVERED_SHOWN:
+        out.append(f"  and {num(len(j.uncovered) - UNCOVERED_SHOWN)} more metrics; --format json lists them")
+    return out
+
+
+def skipped(j: Judgement) -> list[NotJudged]:
+    """What of the profile's expectations was not judged (not the metrics without a range, nor unknown keys)."""
+    return [n for n in j.not_judged if n.expectation is not None]
 
 
 def not_judged_lines(j: Judgement) -> list[str]:
@@ -120,6 +147,9 @@ def text(j: Judgement) -> str:
     if j.not_judged:
         out.append("not judged:")
         out += not_judged_lines(j)
+    if j.uncovered:
+        out.append("steps no expectation covers (nothing judged them):")
+        out += uncovered_lines(j)
     out += [problem_line(p) for p in j.problems]
     out.append(summary_line(j))
     # Keys and paths come from the run's files: a newline or an escape sequence in one must not
@@ -156,24 +186,26 @@ def junit(j: Judgement) -> str:
     import xml.etree.ElementTree as ET  # only for --format junit: 3 ms of judge's start
 
     s = j.summary
-    errors = s.errors + (1 if s.problems else 0)
+    errors = s.errors + (1 if s.problems else 0) + (1 if s.nothing_judged else 0)
+    skips = skipped(j)
+    tests = str(len(j.results) + len(skips) + 3 + (1 if s.nothing_judged else 0))
     root = ET.Element(
         "testsuites",
         name="metrics-manual judge",
-        tests=str(len(j.results) + 2),
+        tests=tests,
         failures=str(s.failed),
         errors=str(errors),
-        skipped="0",
+        skipped=str(len(skips)),
         time="0",
     )
     suite = ET.SubElement(
         root,
         "testsuite",
         name=_x(f"profile {j.profile}"),
-        tests=str(len(j.results) + 2),
+        tests=tests,
         failures=str(s.failed),
         errors=str(errors),
-        skipped="0",
+        skipped=str(len(skips)),
         time="0",
     )
     props = ET.SubElement(suite, "properties")
@@ -199,6 +231,21 @@ def junit(j: Judgement) -> str:
             el.text = _x(f"{r.metric}{former(r)}: expected {r.expected}\n{r.reason}" + (f"\n{r.url}" if r.url else ""))
         else:
             ET.SubElement(case, "system-out").text = _x(r.reason + former(r))
+    for n in skips:  # an expectation (or some of its steps) not judged: a skipped case, with why
+        case = ET.SubElement(
+            suite, "testcase", classname=_x(n.metric), name=_x(f"[{n.expectation}] not judged"), time="0"
+        )
+        ET.SubElement(case, "skipped", message=_x(n.reason))
+    if s.nothing_judged:
+        case = ET.SubElement(suite, "testcase", classname="run", name="something was judged", time="0")
+        why = f"nothing was judged: {s.nothing_judged}; this is no pass"
+        ET.SubElement(case, "error", message=_x(why), type="error").text = _x(why)
+    # Steps no expectation covers are no failure, but nothing judged them: CI dashboards show them.
+    case = ET.SubElement(suite, "testcase", classname="run", name="steps no expectation covers", time="0")
+    ET.SubElement(case, "system-out").text = _x(
+        "\n".join(f"{u.metric}: {uncovered_words(u)}" for u in j.uncovered)
+        or "none: an expectation covers every step of every judged metric"
+    )
     # Keys the manual lacks are no failure (a newer Miles logs more), but CI dashboards show them.
     case = ET.SubElement(suite, "testcase", classname="run", name="keys not in the manual's catalog", time="0")
     ET.SubElement(case, "system-out").text = _x(unknown_line(j) or "none: the catalog documents every key")
@@ -230,8 +277,23 @@ def github(j: Judgement) -> str:
         title = _gp(f"{key} read under its former name")
         names = ", ".join(r.logged_as)
         out.append(f"::notice title={title}::{_gd(f'the run logged {key} as {names} (renamed since): read as {key}')}")
+    skips = skipped(j)
+    for n in skips[:NOT_JUDGED_SHOWN]:
+        title = _gp(f"{n.metric} not judged")
+        out.append(f"::notice title={title}::{_gd(f'{n.metric} (expectation {n.expectation}): {n.reason}')}")
+    if len(skips) > NOT_JUDGED_SHOWN:
+        rest = f"and {len(skips) - NOT_JUDGED_SHOWN} more expectations not judged; --format json lists them"
+        out.append(f"::notice title=not judged::{_gd(rest)}")
+    for u in j.uncovered[:UNCOVERED_SHOWN]:
+        title = _gp(f"{u.metric}: steps no expectation covers")
+        out.append(f"::warning title={title}::{_gd(f'{u.metric}: {uncovered_words(u)}')}")
+    if len(j.uncovered) > UNCOVERED_SHOWN:
+        rest = f"and {len(j.uncovered) - UNCOVERED_SHOWN} more metrics with steps no expectation covers"
+        out.append(f"::warning title=steps no expectation covers::{_gd(rest)}")
     if unknown := unknown_line(j):
         out.append(f"::warning title=keys not in the manual::{_gd(unknown)}")
+    if j.summary.nothing_judged:
+        out.append(f"::error title=nothing judged::{_gd(f'nothing was judged: {j.summary.nothing_judged}')}")
     for p in j.problems:
         props = f"file={_gp(p.path)},line={p.line},col={p.col},title={_gp(_problem_title(p))}"
         out.append(f"::{p.severity} {props}::{_gd(p.message)}")

@@ -15,203 +15,95 @@ run, two files with different values at one step, a former name of the key (the 
 renamed_from, read as the key) and its current name with different values at one step, a step
 the expectation covers that the run reached and finished without this metric. Excluded steps
 are dropped before all of it.
-The typed result is also the JSON output, so its JSON Schema comes from these classes.
+
+Which steps are judged, and what else is said (docs/judging.md states them in these words):
+
+- the first steps: Miles counts a step key from 0, so for a step key the run counts step by step
+  a window or `steps: N` covers steps 0 to N-1 and `at: {step: N}` covers step N; a step before
+  the first step the run logged is missing (an error: the run's first steps are missing), never
+  replaced by a later step;
+- a step never reached: a step an expectation covers past the last step its step key reached is
+  not judged (the run has not reached it), never missing;
+- an unfinished step: the last step of each step key is unfinished when the run is judged live
+  (--live: the run may still be writing it) or when a file's last line or record is cut; a value
+  missing there is not judged (the step may still be being written), never missing, and a value
+  written there is judged. Without --live the run is over: a value missing at its last step is
+  an error;
+- float32: values read from a form that stores float32 (TensorBoard) are compared with the
+  expectation's numbers rounded to float32, so a value equal to a bound (to the exact value, to
+  an end of a median's tolerance) to float32 precision is at it; the result says so (precision
+  float32) and names the values that passed only so;
+- nothing judged: a run where no expectation is judged is no pass: exit 1, and the summary says why;
+- steps no expectation covers: the steps a judged metric's step key reached (excluded steps
+  dropped) that none of its expectations covers are named in every output; they fail nothing.
+
+The verdict they fill in is judge/verdict.py.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import struct
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import compress
-from operator import not_
+from operator import not_, sub
 from typing import Literal, assert_never
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.judge.verdict import (
+    LISTED,
+    SCHEMA_VERSION,
+    Judgement,
+    NotJudged,
+    Observed,
+    Point,
+    Problem,
+    Relogged,
+    Result,
+    RunInfo,
+    Span,
+    StepsSeen,
+    Summary,
+    Uncovered,
+    UnknownKeys,
+    Verdict,
+)
 from metrics_manual.model.keys import KeySet
-from metrics_manual.model.kinds import Kind, covered_steps
+from metrics_manual.model.kinds import covered_steps
 from metrics_manual.model.phrase import count_steps, describe, measured, num
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, MetricExport, Presence, ProfileExport
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    EveryStep,
+    Exact,
+    Expectation,
+    FirstSteps,
+    Median,
+    MetricExport,
+    Presence,
+    ProfileExport,
+    Window,
+)
+from metrics_manual.model.schema import Span as Steps
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
-from metrics_manual.runs.collect import KEYS_KEPT
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, Series, StepGaps, StepRanges, gap_findings, named_steps
+from metrics_manual.runs.series import (
+    GAPS_FILLED_MOST,
+    GAPS_FILLED_PER_STEP,
+    Run,
+    Series,
+    StepGaps,
+    StepRanges,
+    gap_findings,
+    named_steps,
+)
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
-LISTED = 1000  # failing steps listed per result: a run failing everywhere must not print a book
-SCHEMA_VERSION: Literal[1] = 1
-Verdict = Literal["pass", "fail", "error"]
-NonFinite = Literal["NaN", "Infinity", "-Infinity"]
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
-
-
-class Point(_Out):
-    step: int
-    value: float | NonFinite | None = Field(
-        description="The value at that step: a number, NaN / Infinity / -Infinity, or null when not logged."
-    )
-
-
-class Observed(_Out):
-    """The run's finite values at the steps judged."""
-
-    min: float | None = None
-    max: float | None = None
-    median: float | None = None
-    count: int = Field(default=0, description="How many values were judged (non-finite ones included).")
-    min_step: int | None = None
-    max_step: int | None = None
-
-
-class Result(_Out):
-    metric: str = Field(description="The logged key (a family's expectation is judged on each member).")
-    expectation: int = Field(description="Index, from 0, in that metric's list of expectations in the profile.")
-    kind: Kind
-    expected: str = Field(description="The expectation in the manual's words.")
-    verdict: Verdict
-    steps_judged: int
-    steps_missing: int = Field(
-        default=0,
-        description="Steps the expectation covers that the run reached and finished without a value of this metric.",
-    )
-    steps_expected: int = Field(description="Steps the expectation covers; more than steps_judged on a short run.")
-    failing_steps: list[Point] = Field(
-        default_factory=list, description=f"The failing steps, in order: the first {LISTED:,}."
-    )
-    failing_count: int = Field(default=0, description="How many steps failed (all of them, also past the listed ones).")
-    observed: Observed
-    condition: str | None = Field(None, description="When the expectation holds, in words.")
-    tolerance: float | None = Field(None, description="median: the relative tolerance used.")
-    tolerance_from: Literal["profile", "rtol"] | None = None
-    reason: str = Field(description="What was observed, in words.")
-    unit: str | None = None
-    meaning: str | None = None
-    url: str | None = Field(None, description="The metric in the manual.")
-    logged_as: list[str] = Field(
-        default_factory=list,
-        description="Former names of this key (the catalog's renamed_from) the run logged it under: "
-        "their values were read as this key.",
-    )
-
-
-class NotJudged(_Out):
-    metric: str
-    expectation: int | None = None
-    reason: str
-    no_range: bool = Field(default=False, description="The profile gives the metric no range.")
-    logged: bool | None = Field(default=None, description="With no_range: whether the run logged the metric.")
-
-
-class StepsSeen(_Out):
-    first: int
-    last: int
-    count: int
-    no_record: list[Span] = Field(
-        default_factory=list,
-        description="Steps of a step key counted step by step, between two the run logged, with no record at all "
-        f"(a deleted, lost or unreadable line): counted as reached, so a metric is missing there. The first {LISTED:,} spans.",
-    )
-
-
-class Span(_Out):
-    first: int
-    last: int
-
-
-class Relogged(_Out):
-    path: str
-    step_key: str
-    steps: list[Span] = Field(description="Steps this file logged again later; the later record was judged.")
-
-
-class RunInfo(_Out):
-    paths: list[str]
-    formats: list[str]
-    steps: dict[str, StepsSeen] = Field(description="Step key -> the steps the run reached.")
-    excluded_steps: list[Span] = Field(default_factory=list, description="--exclude-steps, as ranges.")
-    unfinished_steps: dict[str, int] = Field(
-        default_factory=dict,
-        description="Step key -> its last step, unfinished because a file's last line (or TensorBoard record) is "
-        "cut: no value is missing there.",
-    )
-    relogged: list[Relogged] = Field(
-        default_factory=list, description="Steps logged again later in the same file (a resumed run)."
-    )
-    unlisted_keys: int = Field(
-        default=0,
-        description=f"About how many more keys not in the catalog the run logged, past the {KEYS_KEPT:,} listed.",
-    )
-
-
-class UnknownKeys(_Out):
-    """Keys the run logged that the catalog does not document: what the manual lacks for this run."""
-
-    count: int = Field(description="How many (about how many when `estimated`).")
-    estimated: bool = Field(
-        default=False, description=f"Past the reader's cap of {KEYS_KEPT:,} named keys the rest were only counted."
-    )
-    listed: list[str] = Field(
-        default_factory=list, description="The first of them by name, sorted (each cut to 120 characters)."
-    )
-
-
-class Problem(_Out):
-    """A finding of the run's reader, where `path:line:col` names the file's own line and column."""
-
-    path: str
-    line: int
-    col: int
-    severity: Literal["error", "warning"]
-    code: str = Field(description="The kind of finding, as every command names it (MM504; docs/findings.md).")
-    message: str
-
-
-class Summary(_Out):
-    passed: int = Field(alias="pass")
-    failed: int = Field(alias="fail")
-    errors: int = Field(alias="error")
-    not_judged: int = Field(description="Expectations and keys not judged, the keys past those listed counted.")
-    problems: int = Field(
-        default=0, description="Errors found while reading the run (corrupt or hostile lines): exit 2."
-    )
-
-
-class Judgement(_Out):
-    """The verdict of `metrics-manual judge --format json`."""
-
-    schema_version: Literal[1]
-    profile: str
-    profile_title: str
-    run: RunInfo
-    results: list[Result]
-    not_judged: list[NotJudged]
-    unknown_keys: UnknownKeys = Field(
-        default_factory=lambda: UnknownKeys(count=0),
-        description="Keys the run logged that the catalog does not document (those listed also named in not_judged).",
-    )
-    problems: list[Problem] = Field(default_factory=list)
-    summary: Summary
-
-    @property
-    def exit_code(self) -> int:
-        """2 when the run's files did not read cleanly (bad input: the verdicts are not the whole
-        story), else 1 on any fail or error, else 0."""
-        s = self.summary
-        return 2 if s.problems else 1 if s.failed or s.errors else 0
-
-    def to_json(self) -> str:
-        return self.model_dump_json(indent=2, by_alias=True) + "\n"
-
-
-# --- the rules ------------------------------------------------------------------------
 
 
 @dataclass
@@ -224,7 +116,7 @@ class Case:
     covered: list[int]
     expected_count: int
     rtol: float
-    unfinished: int | None = None  # a step a cut last line leaves unfinished: nothing is missing there
+    float32: bool = False  # the values were read from a form that stores float32: compared at its precision
 
     def __post_init__(self) -> None:
         # At C speed: a long run has 100,000 steps. Most often a metric is logged at each step it covers.
@@ -306,6 +198,30 @@ def _listed(points: Failing, near: list[float], most: int = 5) -> str:
     return text + (f" and {len(points) - most} more" if len(points) > most else "")
 
 
+def f32(value: float) -> float:
+    """`value` rounded to the nearest float32, as a form that stores float32 keeps it (past float32's
+    range: as it is, no float32 comes near it)."""
+    try:
+        rounded: float = _F32.unpack(_F32.pack(value))[0]
+    except OverflowError:
+        return value
+    return value if math.isinf(rounded) and not math.isinf(value) else rounded
+
+
+_F32 = struct.Struct("f")
+
+
+def _float32_words(points: Failing, near: list[float], what: str) -> str:
+    """The values in range only at float32 precision, in words: the result says the tolerance it used."""
+    if not points:
+        return ""
+    n = len(points)
+    return (
+        f"; {num(n)} value{'s' if n != 1 else ''} {what} at float32 precision (the run stores float32: "
+        f"its rounding is allowed): {_listed(points, near)}"
+    )
+
+
 def band(c: Case) -> RuleOutcome:
     assert isinstance(c.e, Band)
     e = c.e
@@ -313,15 +229,25 @@ def band(c: Case) -> RuleOutcome:
     inside = every and obs.min is not None and e.contains(obs.min) and e.contains(obs.max)  # type: ignore[arg-type]
     bad: Failing = [] if inside else [(s, v) for s, v in c.points if not e.contains(v)]
     near = [float(v) for v in (e.min, e.max) if v is not None]
+    rounded: Failing = []
+    if bad and c.float32:  # a bound compared as float32 stores it: 0.53 is 0.52999997 there
+        lo, hi = (None if e.min is None else f32(e.min)), (None if e.max is None else f32(e.max))
+
+        def in32(v: float | None) -> bool:
+            return v is not None and (lo is None or f32(v) >= lo) and (hi is None or f32(v) <= hi)
+
+        rounded = [p for p in bad if in32(p[1])]
+        bad = [p for p in bad if not in32(p[1])]
     where = (
         f"max {measured(obs.max, near)} at step {num(obs.max_step)}, "  # type: ignore[arg-type]
         f"min {measured(obs.min, near)} at step {num(obs.min_step)}"  # type: ignore[arg-type]
         if obs.max is not None
         else "no finite value"
     )
+    at32 = _float32_words(rounded, near, "equal to a bound")
     if bad:
-        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad, near)}", None
-    return "pass", [], f"{where}; {_of(c, len(c.logged))} judged", None
+        return "fail", bad, f"{where}; outside at {_of(c, len(bad))}: {_listed(bad, near)}{at32}", None
+    return "pass", [], f"{where}; {_of(c, len(c.logged))} judged{at32}", None
 
 
 def median(c: Case) -> RuleOutcome:
@@ -335,13 +261,16 @@ def median(c: Case) -> RuleOutcome:
     off = abs(med - e.value)
     # A hair of slack for binary fractions: 0.9 * 1.1 must count as inside 10%.
     ok = off <= limit * (1 + 1e-12)
+    # float32 data: the median against the ends of the tolerance as float32 stores them.
+    at32 = not ok and c.float32 and f32(e.value - limit) <= f32(med) <= f32(e.value + limit)
     rel = f"{num(float(f'{off / abs(e.value) * 100:.3g}'))}%" if e.value else f"{num(off)} off"
     pct = f"{num(round(tol * 100, 10))}%"
     text = (
         f"median {measured(med, [e.value])} over {_of(c, len(points))}, {rel} from {num(e.value)}; "
         f"tolerance {pct} ({'from the profile' if own is not None else '--rtol'})"
+        + ("; at an end of it at float32 precision (the run stores float32: its rounding is allowed)" if at32 else "")
     )
-    return ("pass" if ok else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
+    return ("pass" if ok or at32 else "fail"), [], text, (tol, "profile" if own is not None else "rtol")
 
 
 def exact(c: Case) -> RuleOutcome:
@@ -351,20 +280,29 @@ def exact(c: Case) -> RuleOutcome:
         return "error", [(e.at.step, None)], f"not logged at step {num(e.at.step)}", None
     every = c.logged_values.count(e.value) == len(c.logged)  # at C speed: == as `contains` compares
     bad: Failing = [] if every else [(s, v) for s, v in c.points if not e.contains(v)]
+    rounded: Failing = []
+    if bad and c.float32:
+        value32 = f32(e.value)
+        rounded = [p for p in bad if p[1] is not None and f32(p[1]) == value32]
+        bad = [p for p in bad if p[1] is None or f32(p[1]) != value32]
+    at32 = _float32_words(rounded, [e.value], f"equal to {num(e.value)}")
     if bad:
-        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad, [e.value])}", None
+        return "fail", bad, f"not {num(e.value)} at {_of(c, len(bad))}: {_listed(bad, [e.value])}{at32}", None
     return (
         "pass",
         [],
-        f"{num(e.value)} at {_of(c, len(c.logged))}"
-        if len(c.logged) != 1
-        else f"{num(e.value)} at step {num(c.logged[0])}",
+        (
+            f"{num(e.value)} at {_of(c, len(c.logged))}"
+            if len(c.logged) != 1
+            else f"{num(e.value)} at step {num(c.logged[0])}"
+        )
+        + at32,
         None,
     )
 
 
 def presence(c: Case) -> RuleOutcome:
-    missing: Failing = [(s, None) for s in c.covered if s not in c.values and s != c.unfinished]
+    missing: Failing = [(s, None) for s in c.covered if s not in c.values]
     if missing:
         return "fail", missing, f"not logged at {_of(c, len(missing))}: {named_steps([s for s, _ in missing])}", None
     return "pass", [], f"logged at {_of(c, len(c.covered))}", None
@@ -377,6 +315,7 @@ class Rule:
     judge: Callable[[Case], RuleOutcome]
     needs_values: bool  # no value at the steps it covers is an error before the rule runs
     judges_steps: bool  # steps_judged counts the steps covered, not the values read (presence)
+    compares_values: bool = True  # compares values with numbers: at float32 precision for float32 data
 
 
 def rule(e: Expectation) -> Rule:
@@ -388,7 +327,7 @@ def rule(e: Expectation) -> Rule:
         case Exact():  # at one step, a missing value is the rule's own error
             return Rule(exact, needs_values=False, judges_steps=False)
         case Presence():
-            return Rule(presence, needs_values=False, judges_steps=True)
+            return Rule(presence, needs_values=False, judges_steps=True, compares_values=False)
         case _:
             assert_never(e)
 
@@ -405,8 +344,11 @@ def judge(
     *,
     rtol: float = DEFAULT_RTOL,
     exclude_steps: Iterable[int] | StepRanges = (),
+    live: bool = False,
 ) -> Judgement:
-    """Every expectation of `profile` held against `run`. `exclude_steps`: steps, or StepRanges."""
+    """Every expectation of `profile` held against `run`. `exclude_steps`: steps, or StepRanges.
+    `live`: the run may still be writing, so the last step of each step key is unfinished (a value
+    missing there is not judged); else the run is over and a value missing there is an error."""
     if not rtol > 0:
         raise ValueError(f"rtol must be above 0, got {rtol}")
     excluded = StepRanges.of(exclude_steps)
@@ -414,7 +356,9 @@ def judge(
     run = fold(run, renames)  # a run read without the renames (the API): nothing moves when read_run folded them
     results: list[Result] = []
     not_judged: list[NotJudged] = []
+    uncovered: list[Uncovered] = []
     reached = _Reached(run)
+    unfinished = _unfinished(run, reached, live)
     for m in profile.metrics:
         keys = m.members or [m.key]
         if not m.expectations:
@@ -427,12 +371,14 @@ def judge(
             continue
         for key in keys:
             facts = _KeyFacts(key, run, excluded)
+            covers: list[list[int]] = []
             for i, e in enumerate(m.expectations):
-                r = _one(m, key, i, e, run, facts, reached, excluded, rtol)
-                if isinstance(r, NotJudged):
-                    not_judged.append(r)
-                else:
-                    results.append(r)
+                r, skipped, covered = _one(m, key, i, e, run, facts, reached, excluded, rtol, unfinished)
+                results += [r] if r is not None else []
+                not_judged += skipped
+                covers.append(covered)
+            if (u := _uncovered(key, run, reached, excluded, covers)) is not None:
+                uncovered.append(u)
     # Keys the catalog does not document (patterns such as eval/{dataset} included): a run from a
     # newer Miles shows what the manual lacks. Named up to a cap, then counted.
     # Former names (renamed_from) are documented too: the entry says what they were.
@@ -467,7 +413,8 @@ def judge(
             formats=list(run.formats),
             steps=_steps_seen(run, reached),
             excluded_steps=[Span(first=a, last=b) for a, b in excluded.spans()],
-            unfinished_steps=dict(run.unfinished),
+            unfinished_steps={sk: step for sk, (step, _) in unfinished.items()},
+            live=live,
             relogged=[
                 Relogged(path=path, step_key=sk, steps=[Span(first=a, last=b) for a, b in StepRanges.of(st).spans()])
                 for (path, sk), st in sorted(run.relogged.items())
@@ -476,6 +423,7 @@ def judge(
         ),
         results=results,
         not_judged=not_judged,
+        uncovered=uncovered,
         unknown_keys=unknown_keys,
         problems=problems,
         summary=Summary.model_validate(
@@ -484,10 +432,84 @@ def judge(
                 "fail": sum(r.verdict == "fail" for r in results),
                 "error": sum(r.verdict == "error" for r in results),
                 "not_judged": len(not_judged) + rest,
+                "uncovered": len(uncovered),
                 "problems": sum(p.severity == "error" for p in problems),
+                "nothing_judged": None if results else _why_nothing(not_judged, excluded),
             }
         ),
     )
+
+
+def _why_nothing(not_judged: list[NotJudged], excluded: StepRanges) -> str:
+    """Why no expectation was judged, in words: a run where nothing is judged is no pass."""
+    if excluded and any(n.reason == EXCLUDED for n in not_judged):
+        return "--exclude-steps leaves no step that an expectation covers"
+    return "no expectation of the profile could be judged on this run (not judged lists why)"
+
+
+def _unfinished(run: Run, reached: _Reached, live: bool) -> dict[str, tuple[int, str]]:
+    """Step key -> its unfinished step and why: the last step the run reached, when the run is judged
+    live (--live: it may still be writing that step), else when a file's last line is cut."""
+    if live:
+        out = {}
+        for sk in sorted(set(run.step_keys.values())):
+            if steps := reached[sk]:
+                out[sk] = (steps[-1], "the run is judged live, --live")
+        return out
+    return {sk: (step, "a file's last line or record is cut") for sk, step in run.unfinished.items()}
+
+
+def _uncovered(
+    key: str, run: Run, reached_by: _Reached, excluded: StepRanges, covers: list[list[int]]
+) -> Uncovered | None:
+    """The steps of a judged key no expectation of it covers (excluded ones dropped): judged by nothing."""
+    values = run.series.get(key)
+    if not values:
+        return None  # an error of its own, or not judged: it has no steps to cover
+    sk = run.step_key(key)
+    steps = reached_by[sk] if sk else list(values)
+    if excluded:
+        steps = [s for s in steps if s not in excluded]
+    if not steps:
+        return None
+    # A cover holds only steps of `steps` and others outside [first, last]: as long and inside, it is all of them.
+    if any(len(c) == len(steps) and c[0] >= steps[0] and c[-1] <= steps[-1] for c in covers if c):
+        return None
+    left = _minus(_spans(steps), _spans(sorted(set().union(*covers))))
+    if not left:
+        return None
+    count = sum(b - a + 1 for a, b in left)
+    return Uncovered(metric=key, steps=[Span(first=a, last=b) for a, b in left[:LISTED]], count=count, of=len(steps))
+
+
+def _spans(steps: list[int]) -> list[tuple[int, int]]:
+    """Sorted distinct steps as [first, last] runs of consecutive steps; at C speed where they are one run."""
+    if not steps:
+        return []
+    if steps[-1] - steps[0] == len(steps) - 1:
+        return [(steps[0], steps[-1])]
+    breaks = list(compress(range(1, len(steps)), map((1).__ne__, map(sub, steps[1:], steps[:-1]))))
+    starts = [0, *breaks]
+    ends = [*(i - 1 for i in breaks), len(steps) - 1]
+    return [(steps[a], steps[b]) for a, b in zip(starts, ends)]
+
+
+def _minus(spans: list[tuple[int, int]], out: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The steps of `spans` not in `out` (both sorted, disjoint), as spans."""
+    left: list[tuple[int, int]] = []
+    j = 0
+    for a, b in spans:
+        while j < len(out) and out[j][1] < a:
+            j += 1
+        k = j
+        while a <= b and k < len(out) and out[k][0] <= b:
+            if out[k][0] > a:
+                left.append((a, out[k][0] - 1))
+            a = max(a, out[k][1] + 1)
+            k += 1
+        if a <= b:
+            left.append((a, b))
+    return left
 
 
 def _reading_problems(run: Run, excluded: StepRanges, reached: _Reached) -> list[Finding]:
@@ -524,11 +546,21 @@ class _Reached(dict[str, list[int]]):
         super().__init__()
         self.run = run
         self.gaps: dict[str, StepGaps] = {}
+        self._counted: dict[str, bool] = {}
 
     def step_gaps(self, sk: str) -> StepGaps:
         if sk not in self.gaps:
             self.gaps[sk] = self.run.step_gaps(sk)
         return self.gaps[sk]
+
+    def counted(self, sk: str) -> bool:
+        """Whether the run counts `sk` step by step: it logged two steps of it in a row somewhere
+        (the gap rule's test: Miles' train/step and rollout/step)."""
+        if sk not in self._counted:
+            logged = self.step_gaps(sk).logged
+            whole = len(logged) > 1 and logged[-1] - logged[0] == len(logged) - 1  # at C speed, the common case
+            self._counted[sk] = whole or 1 in map(sub, logged[1:], logged[:-1])
+        return self._counted[sk]
 
     def __missing__(self, sk: str) -> list[int]:
         self[sk] = steps = self.step_gaps(sk).reached()
@@ -599,6 +631,36 @@ def _absent(key: str, sk: str | None, run: Run) -> tuple[Verdict | None, str]:
     return "error", "not in the run: no value logged" + (f" (its step key {sk})" if sk else "")
 
 
+def _covered(span: Steps, reached: list[int], counted: bool) -> tuple[list[int], int, range, int]:
+    """The steps `span` covers (covered_steps: of the steps the run reached), how many it expects,
+    which of them are the run's first steps the run has no record of, and how many such steps there
+    are (more than those when past the cap below). Miles counts a step key from 0
+    (rollout/step is the rollout id from 0; train/step is rollout_id * steps_per_rollout + step_id),
+    so for a step key the run counts step by step, the first N steps are steps 0 to N-1: when the
+    first step the run logged is later, the steps before it are missing, never replaced by later ones.
+    Like the gaps, they are filled in while they stay within the run's size (a hostile run starting
+    at step 2^62 and a profile's `steps: 10**30` must not make judge list 2^62 steps)."""
+    covered, expected = covered_steps(span, reached)
+    start = reached[0] if counted and reached else 0
+    if not start:
+        return covered, expected, range(0), 0
+    match span:
+        case Window(first=n) | FirstSteps(count=n):
+            room = max(GAPS_FILLED_PER_STEP * len(reached), GAPS_FILLED_MOST)
+            first = range(min(start, n, room))
+            return [*first, *reached[: bisect_left(reached, n)]], expected, first, min(start, n)
+        case AtStep(step=n):
+            return covered, expected, range(n, n + 1) if n < start else range(0), int(n < start)
+        case EveryStep():
+            return covered, expected, range(0), 0
+        case _:
+            assert_never(span)
+
+
+EXCLUDED = "every step it covers is excluded"
+NOT_YET = "the step may still be being written"
+
+
 def _one(
     m: MetricExport,
     key: str,
@@ -609,13 +671,19 @@ def _one(
     reached_by: _Reached,
     excluded: StepRanges,
     rtol: float,
-) -> Result | NotJudged:
+    unfinished: Mapping[str, tuple[int, str]],
+) -> tuple[Result | None, list[NotJudged], list[int]]:
+    """One expectation of one key: its result (None when it is not judged at all), what of it is not
+    judged and why, and the steps it covers (for the steps no expectation covers)."""
     values = run.series.get(key)
     sk = run.step_key(key)
     reached = reached_by[sk] if sk else sorted(values or {})
-    covered, expected_count = covered_steps(e.span, reached)
+    covered, expected_count, first, first_count = _covered(e.span, reached, bool(sk) and reached_by.counted(sk or ""))
     if excluded:
         covered = [s for s in covered if s not in excluded]
+    covers = covered
+    judging = rule(e)
+    float32 = key in run.float32 or any(old in run.float32 for old in run.renamed.get(key, ()))
 
     def result(
         verdict: Verdict,
@@ -646,41 +714,57 @@ def _one(
             reason=reason,
             tolerance=tolerance[0] if tolerance else None,
             tolerance_from=tolerance[1] if tolerance else None,
+            precision="float32" if float32 and judging.compares_values else None,
             logged_as=run.renamed.get(key, []),
         )
 
     if not values:
         verdict, why = _absent(key, sk, run)
         if verdict is None:
-            return NotJudged(metric=key, expectation=i, reason=why)
-        return result(verdict, 0, why, Observed())
+            return None, [NotJudged(metric=key, expectation=i, reason=why)], []
+        return result(verdict, 0, why, Observed()), [], []
+    skipped: list[NotJudged] = []
+    # A step past the last the run reached: the run has not got there (yet); not judged, never missing.
+    last = reached[-1]
+    if covered and covered[-1] > last:
+        beyond = [s for s in covered if s > last]
+        covered = covered[: len(covered) - len(beyond)]
+        them = "it" if len(beyond) == 1 else "them"
+        why = f"not judged at {named_steps(beyond)}: the run has not reached {them} (its last {sk or 'step'} is {last})"
+        skipped.append(NotJudged(metric=key, expectation=i, reason=why))
+    # The unfinished last step of its step key: a value missing there may be on its way.
+    step, why = unfinished.get(sk or "", (None, ""))
+    if step is not None and step in covered and step not in values:
+        covered = [s for s in covered if s != step]
+        skipped.append(NotJudged(metric=key, expectation=i, reason=f"not judged at step {step}: {NOT_YET} ({why})"))
     errors = facts.errors()
     if not covered and not errors:
-        why = "every step it covers is excluded" if excluded else "the run reached none of the steps it covers"
-        return NotJudged(metric=key, expectation=i, reason=why)
-    unfinished = run.unfinished.get(sk) if sk else None
-    case = Case(key, e, values, covered, expected_count, rtol, unfinished)
+        if not skipped:
+            why = EXCLUDED if excluded else "the run reached none of the steps it covers"
+            skipped.append(NotJudged(metric=key, expectation=i, reason=why))
+        return None, skipped, covers
+    case = Case(key, e, values, covered, expected_count, rtol, float32)
     points = case.logged  # the steps: `case.points` is made only where a rule lists them
-    judging = rule(e)
-    missing = [s for s in covered if s not in values and s != unfinished] if len(points) < len(covered) else []
+    missing = [s for s in covered if s not in values] if len(points) < len(covered) else []
     if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
-        hint = " (a W&B CSV writes NaN as an empty cell too)" if "wandb-csv" in run.formats else ""
-        errors.append(f"missing at {count_steps(len(missing))} it covers: {named_steps(missing)}{hint}")
+        head = [s for s in missing if s in first] if first else []
+        rest = missing[len(head) :]  # the first steps come first
+        if head:
+            more = f" and {first_count - len(first):,} more" if first_count > len(first) else ""  # past the cap
+            errors.append(
+                f"the run's first steps are missing: {named_steps(head)}{more} (the first {sk} it logged is "
+                f"{reached[0]}; Miles counts steps from 0, and the expectation covers the run's first steps)"
+            )
+        if rest:
+            hint = " (a W&B CSV writes NaN as an empty cell too)" if "wandb-csv" in run.formats else ""
+            errors.append(f"missing at {count_steps(len(rest))} it covers: {named_steps(rest)}{hint}")
     if errors:
         failing = sorted([*facts.bad, *((s, None) for s in missing if not judging.judges_steps)])
-        return result("error", len(points), "; ".join(errors), case.observed()[0], failing, missing=len(missing))
+        observed = case.observed()[0]
+        return result("error", len(points), "; ".join(errors), observed, failing, missing=len(missing)), skipped, covers
     if not points and judging.needs_values:
-        return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed())
+        return result("error", 0, f"no value at the {_of(case, len(covered))} it covers", Observed()), skipped, covers
     verdict, failing, reason, tolerance = judging.judge(case)
     judged = len(covered) if judging.judges_steps else len(points)
-    return result(verdict, judged, reason, case.observed()[0], failing, tolerance, missing=len(missing))
-
-
-VERDICT_SCHEMA = "docs/export/verdict.schema.json"
-
-
-def verdict_schemas() -> dict[str, str]:
-    """The published JSON Schema of `judge --format json`, for build to write next to the profile's."""
-    from metrics_manual.exports.formats import schema_text
-
-    return {VERDICT_SCHEMA: schema_text(Judgement, "metrics-manual judge verdict (--format json)")}
+    r = result(verdict, judged, reason, case.observed()[0], failing, tolerance, missing=len(missing))
+    return r, skipped, covers

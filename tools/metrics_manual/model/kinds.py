@@ -7,12 +7,14 @@ mypy error at that line, never a silent default:
 
 - model/schema.py   `span`: the steps it covers (a property of each class)
 - model/kinds.py    `numbers` (what a drawing places on its axis), `covered_steps`, `keeps_warm_up`,
-                    `some_steps` (the steps a span holds at, for a chart or a gauge)
+                    `some_steps` (the steps a span holds at, in words, for a chart over time)
 - model/phrase.py   `describe`: the kind in words
 - site/draw.py      `_kind_words`, `_legend_key`, `_range_mark`, `_expected_mark`, `_outside`: the kind drawn
-- judge/rules.py    `rule`: the judging rule
+- judge/rules.py    `rule`: the judging rule; `_covered`: the run's first steps a span covers
 - derive/stats.py   `_outcome`: derived again, or checked
-- exports/formats.py `judge`, `_alert`: an alerting rule, or why a gauge cannot judge it
+- exports/formats.py `why_no_alert_rule`, `_alert`, `_steps_filter`: an alerting rule and the steps it
+                    reads, or why no rule can judge it
+- exports/tensorboard.py `bound_lines`: the lines a TensorBoard log folder draws
 
 tests/test_kinds.py adds a toy kind to a copy of the package and holds mypy to this list.
 The CSV columns are the fields of every kind (a test holds them to it); the JSON Schemas come
@@ -55,8 +57,8 @@ def numbers(e: Expectation) -> list[float]:
 
 
 def some_steps(span: Span) -> str | None:
-    """The steps `span` holds at, in words, when a view that knows no step (a chart over time, a
-    gauge) cannot tell them; None when it holds at every step."""
+    """The steps `span` holds at, in words, when a view that knows no step (a chart over time)
+    cannot tell them; None when it holds at every step."""
     match span:
         case Window():
             return "a window of the first steps"

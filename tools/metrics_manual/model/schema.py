@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -75,11 +75,51 @@ class Strict(BaseModel):
 # --- the catalog -------------------------------------------------------------------
 
 
+def _line_field() -> Any:
+    return Field(
+        None,
+        description="1-based line of `evidence` in that file at the catalog's `code` commit; with `evidence`.",
+        examples=[123],
+    )
+
+
+def _evidence_field() -> Any:
+    return Field(
+        None,
+        description="That line of the file, verbatim (whitespace at its ends aside), showing the computation "
+        "or the key; with `line`. Left out: the place is not verified against the code.",
+        examples=['log_dict[f"example/{key}"] = value'],
+    )
+
+
+def _both_or_neither(line: int | None, evidence: str | None) -> None:
+    if (line is None) != (evidence is None):
+        given, missing = ("line", "evidence") if evidence is None else ("evidence", "line")
+        raise ValueError(
+            f"{given} without {missing}: line and evidence go together (the 1-based line number and that "
+            "line of the file, verbatim), or neither"
+        )
+
+
 class NamedAt(Strict):
     """The place in the Miles code that builds a key's name (a prefix over dict keys, a timer's name)."""
 
     path: Text = Field(description="File in the Miles repository.", examples=["miles/utils/example_utils.py"])
-    symbol: Text = Field(description="Function inside that file.", examples=["log_example"])
+    symbol: Text = Field(
+        description="Function or class inside that file (`Class.method` for a method).", examples=["log_example"]
+    )
+    line: PositiveInt | None = _line_field()
+    evidence: Text | None = _evidence_field()
+
+    @model_validator(mode="after")
+    def _evidence(self) -> Self:
+        _both_or_neither(self.line, self.evidence)
+        return self
+
+    @property
+    def verified(self) -> bool:
+        """Whether it carries evidence a command can check again (`coverage --miles`)."""
+        return self.evidence is not None
 
 
 class Rename(Strict):
@@ -93,14 +133,44 @@ class Origin(Strict):
     """Where the Miles code emits a metric, as read from the source named in the catalog."""
 
     path: Text = Field(
-        description="File in the Miles repository, or the library that emits it.",
+        description="File in the Miles repository (for a value a library computes: the Miles file that receives it).",
         examples=["miles/utils/example_utils.py"],
     )
-    symbol: Text | None = Field(None, description="Function or timer inside that file.", examples=["log_example"])
+    symbol: Text | None = Field(
+        None,
+        description="Function or class inside that file (`Class.method` for a method).",
+        examples=["log_example"],
+    )
+    line: PositiveInt | None = _line_field()
+    evidence: Text | None = _evidence_field()
     computed: Text = Field(description="How the value is computed.", examples=["mean over all samples"])
     logged: Text = Field(description="When the value is logged.", examples=["every rollout step"])
     named_at: NamedAt | None = Field(
         None, description="Where the key's name is built, when that is not where the value is computed."
+    )
+
+    @model_validator(mode="after")
+    def _evidence(self) -> Self:
+        _both_or_neither(self.line, self.evidence)
+        return self
+
+    @property
+    def verified(self) -> bool:
+        """Whether it carries evidence a command can check again (`coverage --miles`)."""
+        return self.evidence is not None
+
+
+class LabVsCode(Strict):
+    """One place where the lab's words about a metric and what the code does disagree."""
+
+    lab: Text = Field(
+        description="The lab's words, verbatim as the metric's `meaning` or a profile's range of it (in words) "
+        "says them.",
+        examples=["the time the example waits"],
+    )
+    code: Text = Field(
+        description="What the code at the catalog's `code` commit does, as read in the code.",
+        examples=["the time outside the example block, waiting included"],
     )
 
 
@@ -147,6 +217,16 @@ class Metric(Strict):
         examples=["s"],
     )
     origin: Origin | None = Field(None, description="Where the Miles code emits it, at the catalog's `code` commit.")
+    not_logged: Text | None = Field(
+        None,
+        description="Why no process logs this key at the catalog's `code` commit: the page says so, and no "
+        "profile may give it a range.",
+        examples=["the example timer runs in a process that never flushes its timers"],
+    )
+    lab_vs_code: list[LabVsCode] = Field(
+        default_factory=list,
+        description="Where the lab's words (its meaning, or a profile's range of it) and the code disagree.",
+    )
     renamed_from: list[Rename] = Field(
         default_factory=list,
         description="Keys it was logged as before Miles renamed it: their anchors, search and judge lead here.",
@@ -254,9 +334,12 @@ class Coverage(Strict):
     undocumented: list[KnownKey] = Field(
         default_factory=list, description="Keys Miles logs that the catalog does not document yet, and why."
     )
-    not_scanned: list[KnownKey] = Field(
+    not_visible: list[KnownKey] = Field(
         default_factory=list,
-        description="Documented keys whose names the static scan cannot see (built from run data), and why.",
+        description=(
+            "Documented keys the static scan cannot see (named by run data, a custom function or a dynamic"
+            " dispatch), and why; reported apart from the keys Miles no longer logs."
+        ),
     )
     exceptions: list[KnownKey] = Field(
         default_factory=list, description="Strings the scan reads as keys that Miles never logs, and why."

@@ -3,6 +3,9 @@
 `{"metric": "train/grad_norm", "series": [[step, value], ...]}`, with the strings "NaN",
 "Infinity" and "-Infinity" for non-finite values. Only a whitelist of keys is recorded:
 the profile's other metrics cannot be in this form, so judge leaves them not judged.
+
+This is the shortest reader, the one to copy for a new form (CONTRIBUTING.md): stream the file's
+records, and for each value ask the Collector which step key places it, then `put` it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ import json
 from pathlib import Path
 
 from metrics_manual.diagnostics import codes
-from metrics_manual.runs.collect import Collector, as_step, number
+from metrics_manual.runs.collect import Collector
+from metrics_manual.runs.jsonl import records
+from metrics_manual.runs.values import as_step, number
 
 # Miles' CiHistoryBackend records only these keys: TARGET_METRIC_KEYS in
 # miles/utils/tracking_utils/ci_history.py, radixark/miles at 31f1ca961a94cb860cec3b2dea34ec332bfa8f76.
@@ -27,9 +32,8 @@ TARGET_METRIC_KEYS: tuple[str, ...] = (
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
-    from metrics_manual.runs.collect import json_records
-
-    for n, record in json_records(path, rel, out):
+    """Put every value of a CI history file into `out` (`rel`: the file as findings name it)."""
+    for n, record in records(path, rel, out):
         key = record.get("metric") if isinstance(record, dict) else None
         series = record.get("series") if isinstance(record, dict) else None
         if not isinstance(key, str) or not isinstance(series, list):
@@ -41,9 +45,8 @@ def read(path: Path, rel: str, out: Collector) -> None:
             )
             continue
         is_step = key in out.step_key_set
-        keep = is_step or out.step_key(key) is not None
-        if not keep:
-            continue  # step_key remembered it as unread
+        if not is_step and out.step_key(key) is None:
+            continue  # not read: step_key remembered it as unread
         bad = 0
         for i, point in enumerate(series):
             step = as_step(point[0]) if isinstance(point, list) and len(point) == 2 else None

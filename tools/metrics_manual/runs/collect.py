@@ -18,124 +18,22 @@ The rules of a merge (docs/judging.md states them in these words):
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
-from typing import IO, Any
+from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.series import Series
+from metrics_manual.runs.values import shown
 
 Progress = Callable[[int], None]
-NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 # Caps (docs/judging.md, "Limits"): what one hostile file can make the reader hold.
-MAX_LINE = 64 * 1024 * 1024  # longest line read; a longer one is a finding and skipped
 KEYS_KEPT = 10_000  # distinct keys the run logged but judge does not read, remembered by name
-MAX_STEP = 2**63 - 1  # a step is an integer from 0 to this (a signed 64-bit integer)
+KEYS_COUNTED = 1_000_000  # distinct keys past KEYS_KEPT counted (by their hash, 8 bytes each); past it, not
 _SHAPES_KEPT = 4096  # distinct key sets of records whose kept keys are remembered (Collector.kept)
-_SKETCH_BITS = 1 << 23  # linear counting of the keys beyond KEYS_KEPT: 1 MB, good to ~10 million
-
-try:  # a JSON parser several times faster than json.loads, used only where it reads a line the same way
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - pinned; without it json.loads reads every line
-    _orjson = None  # type: ignore[assignment]
-
-# A bare NaN / Infinity / -Infinity token as Python's json.dumps writes it (orjson rejects them) is
-# spelled as the string, which `number` reads as the same value. Every occurrence is quoted, also one
-# inside a string: there the added quote closes the string and N, I or - follows it, which no JSON
-# allows, so orjson fails and json.loads reads the line. That holds only in a line without a
-# backslash (an escaped quote before the token would stay inside the string), and only where each
-# token is followed by `,`, `}` or `]` (so none stands for a key, which `:` follows); json.loads
-# reads any other line. (bytes.replace: a regex is 30x slower here.)
-_FIRST = itemgetter(slice(0, 1))
-_AFTER_VALUE = {b",", b"}", b"]"}
-
-
-def followed_by(parts: list[bytes], after: set[bytes]) -> bool:
-    """Whether each token between the parts (bytes split at the token) is followed by a byte of `after`
-    (b"" in `after`: the token may end the bytes). At C speed: a line has a hundred values."""
-    return set(map(_FIRST, parts[1:])) <= after
-
-
-def _values_only(line: bytes) -> bool:
-    """Whether each NaN / Infinity in the line is followed by `,`, `}` or `]`."""
-    return all(token not in line or followed_by(line.split(token), _AFTER_VALUE) for token in (b"NaN", b"Infinity"))
-
-
-def _spell_bare(line: bytes) -> bytes:
-    if b"NaN" in line:
-        line = line.replace(b"NaN", b'"NaN"')
-    if b"Infinity" in line:
-        parts = line.split(b"Infinity")
-        out = [parts[0]]
-        for part in parts[1:]:
-            out[-1] = out[-1][:-1] + b'"-' if out[-1].endswith(b"-") else out[-1] + b'"'
-            out.append(b'Infinity"' + part)
-        line = b"".join(out)
-    return line
-
-
-try:  # SIMD substring search: the same hits as bytes.find, 15x faster over hex checksums
-    from stringzilla import Str as _Str
-except ImportError:  # pragma: no cover - pinned; without it bytes.find searches
-    _Str = None
-
-
-def finder(data: bytes | bytearray) -> Callable[..., int]:
-    """`data.find` for a substring, or the same search with SIMD (stringzilla) where it is installed."""
-    return _Str(data).find if _Str is not None else data.find
-
-
-def lines_of(data: bytearray) -> list[Any]:
-    """`data.split(b"\\n")`: views into `data` (stringzilla's Str, which msgspec decodes and `bytes()`
-    copies out; 4x faster than splitting bytes, which copies every line) where it is installed, else
-    bytes. A view reads what `data` holds when it is read: keep `bytes(view)` beyond that."""
-    return list(_Str(data).split("\n")) if _Str is not None else bytes(data).split(b"\n")
-
-
-def fast_parser() -> Any:
-    """orjson, or None when it is missing (or set aside, as the tests do to read through json.loads)."""
-    return _orjson
-
-
-try:  # decodes dashboard records into a Struct of known keys, 2-3x faster than orjson (runs/dashboard_struct.py)
-    import msgspec as _msgspec
-except ImportError:  # pragma: no cover - pinned; without it orjson (or json.loads) reads each line
-    _msgspec = None  # type: ignore[assignment]
-
-
-def struct_parser() -> Any:
-    """msgspec, or None when it is missing (or set aside, as the tests do)."""
-    return _msgspec
-
-
-BIG = 2.0**63  # orjson reads an integer beyond 64 bits as a float; json.loads as an int
-_IS_FLOAT = float.__instancecheck__  # orjson makes exact floats only
-
-
-def _below_big(values: Iterable[Any]) -> bool:
-    """Whether every float among the values is within (-2^63, 2^63): what orjson read as json.loads does.
-    At C speed (a record has a hundred values); orjson never makes a NaN, which `max` would pass over."""
-    return bool(max(map(abs, filter(_IS_FLOAT, values)), default=0.0) < BIG)
-
-
-# A lone surrogate can only come from a \uD800-\uDFFF escape or CESU-8 bytes (ED A0-BF ..).
-SURROGATE = re.compile(rb"\\u[dD][89abAB]|\\u[dD][c-fC-F]|\xed[\xa0-\xbf]")
-
-
-def surrogate_key(keys: Iterable[Any]) -> str | None:
-    """The first key that is not valid Unicode (a lone surrogate), shown escaped; else None."""
-    for k in keys:
-        if isinstance(k, str) and not k.isascii():
-            try:
-                k.encode("utf-8")
-            except UnicodeEncodeError:
-                return ascii(k)
-    return None
 
 
 def same_value(a: float, b: float) -> bool:
@@ -165,7 +63,15 @@ class Merged:
 
 
 class Collector:
-    """Series by metric key and step, the problems found, and the step keys that place values."""
+    """What a reader puts, kept apart per file and merged at the end.
+
+    A reader (runs/ci_history.py is the shortest) is given the file, the name a finding shows it
+    by, and a Collector. For each record it asks `step_key(key)` (or `kept(metrics)` for a whole
+    record) which values are read and which step key places them, then calls `put` for a number,
+    `put_invalid` for a value that is not one, `put_step` for a step key's own value, and `problem`
+    (or `cut`, `without_step`) for what it could not use. It reports the bytes it read to `progress`.
+    `begin`, `end` and `finish` are called by `read_run`, not by readers.
+    """
 
     def __init__(
         self,
@@ -174,18 +80,19 @@ class Collector:
         keys: Collection[str] | None = None,
         renames: Mapping[str, str] | None = None,
     ) -> None:
+        """`step_keys`: namespace -> its step key (the catalog's); `progress`: given each count of bytes
+        read; `keys`: only these keys' values are kept (None: all), the others are only named in
+        `unread`, so a run of many keys costs memory only for the keys that are judged; `renames`:
+        former key -> current key (the catalog's renamed_from): a former key is kept apart under its own
+        name, placed by its current key's step key, and folded into the current key by runs/renames.py."""
         self.step_keys = dict(step_keys)
-        # Former key -> current key (the catalog's renamed_from): a former key is kept apart under its
-        # own name, placed by its current key's step key, and folded into the current key by `fold`.
         self.renames = dict(renames or {})
-        # Only these keys' values are kept (None: all); the others are only named in `unread`,
-        # so a run of many keys costs memory only for the keys that are judged.
         self.step_key_set = set(self.step_keys.values())
         self.keys = None if keys is None else set(keys) | self.step_key_set
         if self.keys is not None:
             self.keys |= {old for old, new in self.renames.items() if new in self.keys}
         self.unread: set[str] = set()
-        self.unread_beyond = bytearray(0)  # a linear-counting sketch of the unread keys past KEYS_KEPT
+        self.unread_past: set[int] = set()  # hashes of the unread keys past KEYS_KEPT, up to KEYS_COUNTED
         self.problems: list[Finding] = []
         self.progress = progress
         self.placed: dict[str, str | None] = {}  # key -> its step key, or None when not kept
@@ -207,6 +114,7 @@ class Collector:
         self.attempts: dict[tuple[str, int], int] = {}
 
     def end(self) -> None:
+        """End the file `begin` started: its series join the parts that `finish` merges."""
         by_key: dict[str, dict[int, int]] = {}
         for (k, s), a in self.attempts.items():
             by_key.setdefault(k, {})[s] = a
@@ -252,13 +160,8 @@ class Collector:
                 self._shapes[shape] = kept
         return kept
 
-    def shapes(self) -> Collection[tuple[str, ...]]:
-        """The key sets of the records `kept` has looked at (up to a cap), the first seen first: each of
-        their keys is noted (its values read, or its name in `unread`)."""
-        return self._shapes.keys()
-
     def note_unread(self, keys: Collection[str]) -> None:
-        """Remember keys that are not read; past KEYS_KEPT they are only counted, not kept."""
+        """Remember keys that are not read: by name up to KEYS_KEPT, then counted up to KEYS_COUNTED."""
         unread = self.unread
         if len(unread) + len(keys) <= KEYS_KEPT:
             unread.update(keys)
@@ -268,18 +171,8 @@ class Collector:
                 continue
             if len(unread) < KEYS_KEPT:
                 unread.add(k)
-                continue
-            if not self.unread_beyond:
-                self.unread_beyond = bytearray(_SKETCH_BITS // 8)
-            h = hash(k) & (_SKETCH_BITS - 1)
-            self.unread_beyond[h >> 3] |= 1 << (h & 7)
-
-    def unread_beyond_count(self) -> int:
-        """About how many distinct unread keys were counted past the cap (linear counting)."""
-        if not self.unread_beyond:
-            return 0
-        zeros = _SKETCH_BITS - int.from_bytes(self.unread_beyond, "little").bit_count()
-        return round(_SKETCH_BITS * math.log(_SKETCH_BITS / max(zeros, 1)))
+            elif len(self.unread_past) < KEYS_COUNTED:
+                self.unread_past.add(hash(k))
 
     def put(self, key: str, step: int, value: float, attempt: int = 0) -> None:
         """Record one value. A lower attempt than one already read is dropped; a step logged
@@ -296,36 +189,9 @@ class Collector:
             if attempt > old and step in series:
                 series[step] = value  # a retry: the attempt rule decides, not a re-log
                 return
-        steps = series._steps
-        if not steps or step > steps[-1]:  # the usual case, inline: logs come in step order
-            steps.append(step)
-            series._values.append(value)
-        elif series.replace(step, value):
+        if series.replace(step, value):
             sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
             self._relogged.setdefault((self.path, sk), set()).add(step)
-
-    def _series(self, key: str) -> Series:
-        series = self.series.get(key)
-        if series is None:
-            series = self.series[key] = Series()
-        return series
-
-    def put_many(self, key: str, steps: Sequence[int], values: Sequence[float], rising: bool) -> None:
-        """`put` of each (step, value) in turn, attempt 0; `rising`: the steps rise. Appended at C
-        speed when they rise past the series' last step, as most logs are written (a memory copy
-        when they are arrays of the Series' types)."""
-        series = self._series(key)
-        if rising and not self.attempts and series.extend_rising(steps, values):
-            return
-        for step, value in zip(steps, values):
-            self.put(key, step, value)
-
-    def put_steps(self, key: str, steps: list[int], rising: bool) -> None:
-        """`put_step` of each step in turn. The steps a step key reached are a set: a batch that does
-        not come after the others (several log() calls name the same step key) is merged in."""
-        series = self._series(key)
-        if not (rising and series.extend_rising(steps, map(float, steps))):
-            series.merge(steps, map(float, steps))
 
     def put_invalid(
         self, key: str, step: int, raw: Any, attempt: int = 0, *, line: int = 0, text: str | None = None
@@ -337,7 +203,7 @@ class Collector:
         message when `line` is 0, for a reader that counts lines later): the verdict names the
         step, the warning the place."""
         self.put(key, step, math.nan, attempt)
-        if len(text := text or _shown(raw)) > 60:
+        if len(text := text or shown(raw)) > 60:
             text = text[:60] + "..."
         self._invalid.setdefault(key, {})[step] = text
         if (self.path, key) in self._invalid_seen:
@@ -354,12 +220,7 @@ class Collector:
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
-        steps = series._steps
-        if not steps or step > steps[-1]:
-            steps.append(step)
-            series._values.append(float(step))
-        else:
-            series[step] = float(step)
+        series[step] = float(step)
 
     def cut(self, path: str, line: int, what: str = "line", where: str = "") -> None:
         """The last line (a TensorBoard file's: record, cut `where`) of a file is cut (the run may
@@ -384,6 +245,7 @@ class Collector:
         )
 
     def problem(self, path: str, line: int, message: str, *, code: Code, severity: str = "error", col: int = 1) -> None:
+        """A finding at `path`:`line` (an error unless `severity` says otherwise)."""
         self.problems.append(Finding(path, line, col, message, severity, code=code))
 
     # --- the merge --------------------------------------------------------------------------
@@ -419,217 +281,3 @@ def _merge(parts: list[Part]) -> tuple[Series, list[tuple[int, str, str]]]:
             elif attempt == old[1] and not same_value(value, old[0]):
                 conflicts.append((step, old[2], p.path))
     return Series(sorted((s, v[0]) for s, v in kept.items())), sorted(conflicts)
-
-
-def _shown(raw: Any) -> str:
-    if raw is None:
-        return "null"
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, int):
-        return "an integer out of float range" if abs(raw) > 1e308 else str(raw)
-    if isinstance(raw, str):
-        return ascii(raw)
-    if isinstance(raw, list):
-        return f"a list of {len(raw)}"
-    if isinstance(raw, dict):
-        return f"an object of {len(raw)} keys"
-    return type(raw).__name__
-
-
-def number(value: Any) -> float | None:
-    """A logged value as a float, or None when it is not a number at all.
-
-    The strings NaN / Infinity / -Infinity (CI history) are non-finite numbers; so is null in the
-    event log, which the event reader maps itself (pydantic writes NaN as null)."""
-    if type(value) is float:
-        return value
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str) and value in NON_FINITE:
-        return NON_FINITE[value]
-    return None
-
-
-def as_step(value: Any) -> int | None:
-    """A step value: an integer from 0 to 2^63-1 (a float with no fraction, as CSV and JSON may write it)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if 0 <= value <= MAX_STEP else None
-    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_STEP:
-        return int(value)
-    return None
-
-
-def not_a_step(key: str, value: Any) -> str:
-    """The finding for a step key whose value is there but is no step."""
-    shown = _shown(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else repr(value)
-    return f"{key} is {shown[:40]}, not a step (an integer from 0 to 2^63-1); the record was skipped"
-
-
-def lines(fh: IO[bytes], progress: Progress | None) -> Iterator[tuple[int, bytes | None]]:
-    """(1-based line number, line) of a binary file, read in linear time with at most MAX_LINE bytes
-    of one line held: a longer line gives None (the caller reports it) and is skipped to its end."""
-    readline = fh.readline
-    limit = MAX_LINE + 1
-    n = 0
-    done = 0
-    while line := readline(limit):
-        n += 1
-        if len(line) == limit and not line.endswith(b"\n"):
-            while (more := readline(1 << 20)) and not more.endswith(b"\n"):
-                pass
-            yield n, None
-        else:
-            yield n, line
-        if progress is not None and not n & 0x3FF:
-            pos = fh.tell()
-            progress(pos - done)
-            done = pos
-    if progress is not None:
-        progress(fh.tell() - done)
-
-
-def too_long(out: Collector, rel: str, n: int) -> None:
-    out.problem(
-        rel,
-        n,
-        f"a line longer than {MAX_LINE // (1024 * 1024)} MB; it was skipped (see Limits)",
-        code=codes.LINE_TOO_LONG,
-    )
-
-
-def fast_record(line: bytes, step_keys: Collection[str], watch: Collection[str] | None = None) -> dict[str, Any] | None:
-    """The record json.loads makes of a run-log line (an object of values and a `metrics` object),
-    parsed by orjson; None when json.loads must read the line: orjson failed (a corrupt line, a lone
-    surrogate, a number out of float range ...), the line is not an object, or orjson may have read
-    a value otherwise (an integer beyond 64 bits; a bare NaN where a step or an attempt stands).
-    `watch`: the metrics whose values the reader uses (None: all of them); only those are checked.
-    The verdicts are the same either way (tests/runs/test_fast_json.py reads files through both)."""
-    if _orjson is None:
-        return None
-    # A byte first (memchr), the token only where it stands: four times faster on a line without either.
-    replaced = (b"N" in line and b"NaN" in line) or (b"I" in line and b"Infinity" in line)
-    if replaced:
-        if b"\\" in line or not _values_only(line):
-            return None
-        line = _spell_bare(line)
-    try:
-        record = _orjson.loads(line)
-    except _orjson.JSONDecodeError:
-        return None
-    if type(record) is not dict:
-        return None
-    if not _below_big(record.values()) or (
-        replaced and any(type(v) is str and v in NON_FINITE for v in record.values())
-    ):
-        return None
-    metrics = record.get("metrics")
-    if type(metrics) is dict:
-        if not _below_big(metrics.values() if watch is None else map(metrics.get, watch)):
-            return None
-        if replaced:
-            for k in step_keys:
-                if type(metrics.get(k)) is str:
-                    return None
-    return record
-
-
-def json_records(path: Any, rel: str, out: Collector, *, fast: bool = False) -> Iterator[tuple[int, Any]]:
-    """(line number, record) of a JSON-lines file, streamed: a corrupt line is an error with
-    its line, a cut last line (the run may still be writing) a warning; both are skipped.
-    A record with a key that is not valid Unicode is an error and skipped. `fast`: records
-    of `{..., "metrics": {...}}` are parsed by `fast_record` where it reads them the same way."""
-    with path.open("rb") as fh:
-        for n, line in lines(fh, out.progress):
-            if line is None:
-                too_long(out, rel, n)
-            elif (record := json_record(line, n, rel, out, fast=fast)) is not None:
-                yield n, record
-
-
-# The words of two line findings, the same from every JSON reader (json_record, the event log's).
-TOO_DEEP = "corrupt line: JSON nested too deeply; it was skipped"
-
-
-_DIGITS = re.compile(r"limit \((\d+) digits\).*value has (\d+) digits")
-
-
-def corrupt_line(exc: ValueError, line: bytes) -> tuple[str, int]:
-    """The finding of a line json.loads cannot read: what is wrong, and the file's column of it.
-
-    The parser's own position ("line 1 column 30 (char 29)") is dropped: it counts in the one line
-    it was given, so its line 1 is not the file's; the column goes where every finding puts it."""
-    if isinstance(exc, UnicodeDecodeError):
-        at = min(max(exc.start, 0), len(line) - 1) if line else 0
-        byte = f" (byte 0x{line[at]:02x})" if line else ""
-        return f"corrupt line: not UTF-8{byte}; it was skipped", len(line[:at].decode("utf-8", "replace")) + 1
-    msg, col = getattr(exc, "msg", None), getattr(exc, "colno", None)
-    if not isinstance(msg, str) or not isinstance(col, int) or getattr(exc, "lineno", 1) != 1:
-        # Not a syntax error: Python's cap on an integer's digits (its words name a setting of Python's).
-        digits = _DIGITS.search(str(exc))
-        what = (
-            f"an integer of {digits.group(2)} digits, more than the {digits.group(1)} Python reads"
-            if digits
-            else "not JSON"
-        )
-        return f"corrupt line: {what}; it was skipped", 1
-    what = msg.removesuffix(" starting at").removesuffix(" at")
-    return f"corrupt line: {what[:1].lower()}{what[1:]}; it was skipped", max(col, 1)
-
-
-def invalid_key(bad: str) -> str:
-    """A record holding a key that is not valid Unicode: it is skipped."""
-    return f"a key that is not valid Unicode (a lone surrogate): {bad}; the line was skipped"
-
-
-def json_record(line: bytes | bytearray, n: int, rel: str, out: Collector, *, fast: bool = False) -> Any:
-    """The record of one line as json_records reads it (the line with its newline, if it has one),
-    or None when the line is blank or gives a finding (then it is made here)."""
-    import json
-
-    line = bytes(line)  # the dashboard's lines are cut from a reused buffer (bytes(line) is line for bytes)
-    if fast and (record := fast_record(line, out.step_key_set, out.keys)) is not None:
-        return record  # orjson never returns a lone surrogate: no key to check
-    if not line.strip():
-        return None
-    try:
-        record = json.loads(line)
-    except RecursionError:
-        out.problem(rel, n, TOO_DEEP, code=codes.CORRUPT_LINE)
-        return None
-    except ValueError as exc:
-        if line.endswith(b"\n"):
-            message, col = corrupt_line(exc, line)
-            out.problem(rel, n, message, code=codes.CORRUPT_LINE, col=col)
-        else:
-            out.cut(rel, n)
-        return None
-    if (b"\\u" in line or b"\xed" in line) and SURROGATE.search(line) and (bad := record_surrogate(record)):
-        out.problem(
-            rel,
-            n,
-            invalid_key(bad),
-            code=codes.INVALID_KEY,
-        )
-        return None
-    return record
-
-
-def record_surrogate(record: Any) -> str | None:
-    """A key of a run record (its metrics' keys, a CI-history metric name) that is not valid Unicode."""
-    if not isinstance(record, dict):
-        return None
-    metrics = record.get("metrics")
-    keys: list[Any] = [*record, record.get("metric"), record.get("step_key")]
-    if isinstance(metrics, dict):
-        keys += list(metrics)
-    return surrogate_key(keys)

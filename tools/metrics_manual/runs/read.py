@@ -19,24 +19,15 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.disk.files import file_kind
 from metrics_manual.model.schema import Catalog
-from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
-from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.detect import RUN_FORMATS, detect, looks_like
+from metrics_manual.runs.collect import Collector, Progress
+from metrics_manual.runs.forms import BY_NAME, RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.renames import fold
 from metrics_manual.runs.series import Run, gap_findings
 from metrics_manual.text import inert, shown_path
 
 __all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]
 
-READERS: dict[str, Callable[[Path, str, Collector], None]] = {
-    "events": events.read,
-    "dashboard": dashboard.read,
-    "ci-history": ci_history.read,
-    "tensorboard": tensorboard.read,
-    "wandb-csv": wandb_csv.read,
-}
 # A progress bar for `total` bytes, given by the command (a terminal bar) or None: the reader only counts.
-Progress = Callable[[int], None]
 ProgressBar = Callable[[int], AbstractContextManager[Progress | None]]
 
 
@@ -189,11 +180,13 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
         rel = shown_path(file)
         out.begin(rel)
         try:
-            READERS[form](file, rel, out)
+            BY_NAME[form].read(file, rel, out)
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
         except RecursionError:
             out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)
+        if BY_NAME[form].float32:
+            run.float32.update(out.series)  # this file's keys, before `end` hands them to the merge
         out.end()
         if form not in run.formats:
             run.formats.append(form)
@@ -205,5 +198,5 @@ def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
     run.problems += out.problems
     run.other_step = out.other_step
     run.unread = out.unread - set(run.series) - out.step_key_set
-    run.unread_beyond = out.unread_beyond_count()
+    run.unread_beyond = len(out.unread_past)
     return bool(out.cut_files)

@@ -39,48 +39,28 @@ class Series(MutableMapping[int, float]):
             self[step] = value
 
     def __setitem__(self, step: int, value: float) -> None:
-        steps = self._steps
-        if not steps or step > steps[-1]:
-            steps.append(step)
-            self._values.append(value)
-            return
         self.replace(step, value)
 
     def replace(self, step: int, value: float) -> bool:
         """Set the value at `step`; True when the step was there already (a re-logged step)."""
         steps = self._steps
+        if not steps or step > steps[-1]:  # the usual case: logs come in step order
+            steps.append(step)
+            self._values.append(value)
+            return False
         i = bisect_left(steps, step)
         if i < len(steps) and steps[i] == step:
             self._values[i] = value
             return True
-        if steps and step < steps[-1]:
-            was = step in self._late
-            self._late[step] = value
-            return was
-        steps.append(step)
-        self._values.append(value)
-        return False
+        was = step in self._late  # a new step below the last: put in place when the series is read
+        self._late[step] = value
+        return was
 
     def _settle(self) -> None:
         """The late steps put in place, at once: the series is about to be read whole."""
         if self._late:
             late, self._late = self._late, {}
             self._merge(late)
-
-    def extend_rising(self, steps: Sequence[int], values: Iterable[float]) -> bool:
-        """Append rising steps that all come after the last one, at C speed; False (nothing
-        appended) when the first does not."""
-        if self._steps and steps[0] <= self._steps[-1]:
-            return False
-        self._settle()
-        self._steps.extend(steps)
-        self._values.extend(values)
-        return True
-
-    def merge(self, steps: Iterable[int], values: Iterable[float]) -> None:
-        """Set each step's value, a later one winning, re-sorting only from the first step given."""
-        self._settle()
-        self._merge(dict(zip(steps, values)))
 
     def _merge(self, new: dict[int, float]) -> None:
         if not new:
@@ -186,7 +166,7 @@ class Run:
     # to know which steps a metric's run reached.
     step_keys: dict[str, str] = field(default_factory=dict)
     # Keys the run logged whose values were not kept (read_run's `keys` filter), at most
-    # KEYS_KEPT of them; `unread_beyond` counts (about) how many more there were.
+    # KEYS_KEPT of them; `unread_beyond` counts how many more there were (up to KEYS_COUNTED).
     unread: set[str] = field(default_factory=set)
     unread_beyond: int = 0
     # Key -> step -> what was logged where a number belongs (a string, null ...); the series holds NaN there.
@@ -203,6 +183,8 @@ class Run:
     renamed: dict[str, list[str]] = field(default_factory=dict)
     # Key -> (step, one name, its value, another name, its value) where two names of the key disagree.
     name_conflicts: dict[str, list[tuple[int, str, float, str, float]]] = field(default_factory=dict)
+    # Keys with values read from a form that stores float32 (TensorBoard): judge compares them at float32 precision.
+    float32: set[str] = field(default_factory=set)
 
     def where(self) -> str:
         """Where a finding of the whole run points: its first path (a file a GitHub annotation can name)."""

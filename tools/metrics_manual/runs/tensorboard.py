@@ -21,7 +21,8 @@ from typing import IO, Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import ManualError
-from metrics_manual.runs.collect import MAX_STEP, Collector
+from metrics_manual.runs.collect import Collector
+from metrics_manual.runs.values import MAX_STEP
 
 INSTALL = "reading TensorBoard event files needs the tensorboard extra: pip install 'metrics-manual[tensorboard]'"
 CHUNK = 4 * 1024 * 1024  # bytes read at a time; a longer record is read whole

@@ -34,7 +34,7 @@ from mkdocs.utils import CountHandler
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.switch import settle
-from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.exports.formats import CSV_COLUMNS, STEP_RULE_FOR
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
@@ -259,6 +259,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             "catalog": self.manual.catalog,
             "profiles": self.manual.profiles,
             "csv_columns": CSV_COLUMNS,
+            "rule_for": STEP_RULE_FOR,
         }
         try:
             return self.env.from_string(markdown).render(context)

@@ -23,6 +23,7 @@ from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
 from metrics_manual.runs.series import Run
+from metrics_manual.site.audit import audit
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.draw import range_drawing
 from metrics_manual.site.fieldref import field_reference
@@ -197,6 +198,7 @@ def render_pages(
         "profiles": manual.profiles,
         "fields": field_reference(),
         "coverage": manual.coverage,
+        "audit": audit(manual.catalog),
         "documented": manual.documented(),
         "default_rtol": DEFAULT_RTOL,  # the value checker's tolerance of a median, as judge's
         "finding_codes": list(CODES.values()),

@@ -20,8 +20,7 @@ from metrics_manual.model.keys import overlap
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
-# pydantic and the model are imported where they are used: `_load` starts the worker processes
-# that read a large source first, and imports them (0.1 s) while the workers read.
+# pydantic and the model (0.1 s to import) are imported where they are used: importing this module stays cheap.
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -133,6 +132,8 @@ _PLACE = {
     "Section": "a section",
     "Metric": "a metric",
     "Origin": "a metric's origin",
+    "NamedAt": "an origin's named_at",
+    "LabVsCode": "a metric's lab_vs_code",
     "CodeRepository": "the catalog's code",
     "Profile": "the top of a profile",
     "Setup": "setup",
@@ -446,8 +447,8 @@ def _load(root: Path, *, fast: bool) -> Manual:
     jobs = [(root / CATALOG, CATALOG), *((file, f"{PROFILES}/{file.name}") for file in files)]
     if (root / COVERAGE).exists():
         jobs.append((root / COVERAGE, COVERAGE))
-    # Read in order (in worker processes when the source is large): each is validated as it comes.
-    read = read_documents(jobs, fast=fast)  # a large source: the workers start reading now
+    # Read in order: each is validated as it comes.
+    read = read_documents(jobs, fast=fast)
     from metrics_manual.model.schema import Catalog, Coverage, Profile
 
     cat_doc, found = next(read)
@@ -498,6 +499,8 @@ def _load(root: Path, *, fast: bool) -> Manual:
                     )
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
+    if catalog:
+        findings += _check_audit(catalog, cat_doc, profiles)
     coverage = None
     if len(jobs) > len(files) + 1:
         cov_doc, found = next(read)
@@ -511,6 +514,52 @@ def _load(root: Path, *, fast: bool) -> Manual:
         raise SourceError(findings)
     ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
     return Manual(catalog, tuple(ordered), coverage)
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check_audit(catalog: Catalog, doc: Document, profiles: list[tuple[Profile, Document]]) -> list[Finding]:
+    """The audit's fields held against the rest of the source: a `lab` quote is the lab's own words (the
+    metric's meaning, or a profile's range of it in words), and a key no process logs has no range."""
+    from metrics_manual.model.phrase import describe
+
+    out: list[Finding] = []
+    for si, section in enumerate(catalog.sections):
+        for mi, metric in enumerate(section.metrics):
+            keys = (metric.key, *metric.members)
+            at = ("sections", si, "metrics", mi)
+            if metric.lab_vs_code:
+                said = [metric.meaning] + [
+                    describe(e, metric.unit) for p, _ in profiles for k in keys for e in p.expectations.get(k, ())
+                ]
+                texts = [_squeezed(t) for t in said]
+                for i, row in enumerate(metric.lab_vs_code):
+                    if not any(_squeezed(row.lab) in t for t in texts):
+                        out.append(
+                            doc.finding(
+                                (*at, "lab_vs_code", i, "lab"),
+                                f"{metric.key}: the lab's words {shown(row.lab)} are not in its meaning nor in a "
+                                "profile's range of it; quote them verbatim",
+                                code=codes.LAB_WORDS_NOT_FOUND,
+                            )
+                        )
+            if metric.not_logged is not None:
+                line, col = doc.where((*at, "not_logged"))
+                for profile, pdoc in profiles:
+                    for k in keys:
+                        if k in profile.expectations:
+                            out.append(
+                                pdoc.finding(
+                                    ("expectations", k),
+                                    f"{k} is not logged at the catalog's commit ({CATALOG}:{line}:{col}); "
+                                    "a range for it can never hold: remove it",
+                                    code=codes.NOT_LOGGED_WITH_RANGE,
+                                    key=True,
+                                )
+                            )
+    return out
 
 
 def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list[Finding]:
@@ -535,11 +584,11 @@ def _check_coverage(coverage: Coverage, catalog: Catalog, doc: Document) -> list
                     code=codes.COVERAGE_CONTRADICTS,
                 )
             )
-    for i, entry in enumerate(coverage.not_scanned):
+    for i, entry in enumerate(coverage.not_visible):
         if not any(overlap(d, entry.key) for d in docs):
             out.append(
                 doc.finding(
-                    ("not_scanned", i, "key"),
+                    ("not_visible", i, "key"),
                     f"{entry.key!r} is not documented in {CATALOG}",
                     code=codes.COVERAGE_CONTRADICTS,
                 )

@@ -11,8 +11,6 @@ dates and non-finite numbers are findings; nothing is ever constructed from a ta
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import math
 import os
 import re
@@ -50,10 +48,6 @@ Loc = tuple[str | int, ...]
 MAX_DEPTH = 64  # real sources nest five levels; this only stops hostile input
 MAX_FINDINGS = 1000  # a file's findings before its reading stops: 5 MB of duplicate keys must not take GBs
 MAX_BYTES = 32 * 2**20
-# Sources this large are read by a worker process per core: making libyaml's events into Python
-# objects is most of validating 10,000 metrics x 10 profiles. Below it, starting a process
-# (a fresh interpreter: `spawn` is safe under `mkdocs serve`'s threads) costs more than it saves.
-PARALLEL_BYTES = 4 * 2**20
 
 _T = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = (_T + n for n in ("str", "int", "float", "bool", "null"))
@@ -604,7 +598,7 @@ def byte_position(raw: bytes, at: int) -> tuple[int, int]:
 
 def _not_regular(mode: int) -> str | None:
     kind = file_kind(mode)
-    return f"not a regular file but {kind}; ranges/ holds only YAML files" if kind else None
+    return None if kind is None else f"not a regular file but {kind}; ranges/ holds only YAML files"
 
 
 def read_bytes(file: Path, root: Path | None = None) -> tuple[bytes | None, str]:
@@ -671,80 +665,8 @@ def read_document(
     return doc, findings
 
 
-def _read_one(job: tuple[Path, str, bool]) -> tuple[Document, list[Finding]]:
-    file, display, fast = job
-    return read_document(file, display, fast=fast)
-
-
-def _read_sent(job: tuple[Path, str, bool]) -> tuple[bytes | Document, list[Finding]]:
-    """`_read_one` in a worker process, its document as marshal bytes: the data is plain (dicts,
-    lists, strings, numbers), which marshal writes 3x and reads 1.2x faster than pickle. A
-    document with findings may place a refused entry under a sentinel: that one goes as it is."""
-    doc, findings = _read_one(job)
-    try:
-        return marshal.dumps((doc.path, doc.data, doc.values, doc.keys)), findings
-    except ValueError:
-        return doc, findings
-
-
-def _received(sent: tuple[bytes | Document, list[Finding]]) -> tuple[Document, list[Finding]]:
-    doc, findings = sent
-    return (Document(*marshal.loads(doc)) if isinstance(doc, bytes) else doc), findings
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
-
-
 def read_documents(
-    files: Sequence[tuple[Path, str]], *, fast: bool = False, parallel_bytes: int | None = None
+    files: Sequence[tuple[Path, str]], *, fast: bool = False
 ) -> Iterator[tuple[Document, list[Finding]]]:
-    """`read_document` of each (file, display) in order, as each is read: large sources in worker
-    processes, so the caller validates one while the next is being read. The same reader either way.
-
-    The workers start reading at once, before the first item is asked for: the caller imports what
-    it validates with (pydantic and the model, 0.1 s) while they read."""
-    jobs = [(file, display, fast) for file, display in files]
-    workers = min(_cores(), len(jobs))
-    size = 0
-    for file, _, _ in jobs:
-        with contextlib.suppress(OSError):
-            size += file.stat().st_size
-    if workers < 2 or size < (PARALLEL_BYTES if parallel_bytes is None else parallel_bytes):
-        return map(_read_one, jobs)
-    import multiprocessing
-    import threading
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    # fork copies this process as it is (nothing to import again); with other threads running
-    # (`mkdocs serve`) a fork could copy a lock held by one of them: a fresh interpreter then.
-    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
-    except OSError:  # pragma: no cover - no pipe or semaphore could be made
-        return map(_read_one, jobs)
-    try:
-        sent = pool.map(_read_sent, jobs)  # submits every job: the workers start now
-    except (BrokenProcessPool, OSError):  # no process could start: read here
-        pool.shutdown(wait=False, cancel_futures=True)
-        return map(_read_one, jobs)
-    return _results(pool, sent, jobs)
-
-
-def _results(
-    pool: Any, sent: Iterator[tuple[bytes | Document, list[Finding]]], jobs: list[tuple[Path, str, bool]]
-) -> Iterator[tuple[Document, list[Finding]]]:
-    from concurrent.futures.process import BrokenProcessPool
-
-    done = 0
-    try:
-        with pool:
-            for one in sent:
-                done += 1
-                yield _received(one)
-    except (BrokenProcessPool, OSError):  # a worker died: read the rest here
-        yield from map(_read_one, jobs[done:])
+    """`read_document` of each (file, display) in order, as each is read."""
+    return (read_document(file, display, fast=fast) for file, display in files)

@@ -1,0 +1,74 @@
+"""A second team's first day, from the docs alone, keeps CI green.
+
+On a copy of the project, with three generated runs where docs/deriving.md puts them, this test runs
+the commands of its first section as they are written there (the dry run first, then the commands),
+and then every test that reads the real tree (marked `real_tree`) against that copy
+(METRICS_MANUAL_PROJECT), as `make test` would in the team's clone.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, copy_repo, run_cli, snapshot
+from run_forms import write as write_form
+
+sys.path.insert(0, str(REPO / "tools"))
+from derive_methods import clean_run  # noqa: E402
+
+STEPS = 200  # three healthy runs of 200 steps, as the issue's team had
+
+
+def first_profile_commands(page: str) -> list[list[str]]:
+    """The commands of the first `sh` block of the page's "Your first profile", as argument lists."""
+    section = page.split("\n## Your first profile\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("\n```", 1)[0]
+    lines = block.replace("\\\n", " ").splitlines()
+    return [shlex.split(line, comments=True) for line in lines if line.strip()]
+
+
+def _runs(command: list[str]) -> dict[str, str]:
+    """NAME -> PATH of each --run of a derive command."""
+    pairs = [command[i + 1] for i, a in enumerate(command) if a == "--run"]
+    pairs += [a.removeprefix("--run=") for a in command if a.startswith("--run=")]
+    return dict(p.split("=", 1) for p in pairs)
+
+
+@pytest.mark.slow
+def test_following_docs_deriving_keeps_the_project_and_its_tests_green(tmp_path: Path) -> None:
+    commands = first_profile_commands((REPO / "docs/deriving.md").read_text("utf-8"))
+    assert commands and all(c[0] == "metrics-manual" for c in commands), commands
+    derive = commands[0]
+    assert derive[1] == "derive" and "--write" in derive and "--title" in derive
+    root = copy_repo(tmp_path / "clone")
+    runs = _runs(derive)
+    assert len(runs) == 3, runs
+    for seed, path in enumerate(runs.values(), 1):
+        write_form("events", clean_run(seed, STEPS), root / path)
+
+    before = snapshot(root)
+    dry = run_cli(*[a for a in derive[1:] if a != "--write"], cwd=root)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "--- /dev/null" in dry.stdout and snapshot(root) == before  # the file it would make, nothing written
+    for command in commands:
+        ran = run_cli(*command[1:], cwd=root)
+        assert ran.returncode == 0, f"{shlex.join(command)}\n{ran.stdout}{ran.stderr}"
+    profile = derive[derive.index("--profile") + 1]
+    assert (root / f"ranges/profiles/{profile}.yaml").is_file() and (root / f"docs/profiles/{profile}.md").is_file()
+
+    # What CI runs in the team's clone: every test of the real tree, against this copy.
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "real_tree", "-n", "0", "-q", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "METRICS_MANUAL_PROJECT": str(root)},
+    )
+    assert tests.returncode == 0, tests.stdout[-6000:] + tests.stderr[-2000:]
+    assert " passed" in tests.stdout and " deselected" in tests.stdout, tests.stdout[-2000:]
