@@ -574,17 +574,25 @@ def serve_report(saves: int) -> None:
                     raise SystemExit("mkdocs serve did not come up in 2 minutes")
                 time.sleep(0.2)
             time.sleep(3)
-            took, per_save = [], []
+
+            def cpu() -> float:  # the server's CPU seconds so far (Linux: /proc)
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+            took, per_save, cpu_before = [], [], cpu()
             for n in range(saves):
                 value = f"{9000 + n}.25"
                 before = builds()
                 profile.write_text(original[: band.start(1)] + value + original[band.end(1) :], "utf-8")
                 began = time.perf_counter()
                 while f"{9000 + n:,}.25" not in fetch():
+                    if time.perf_counter() - began > 60:
+                        raise SystemExit(f"the saved band did not show in a minute (see {tmp}/serve.log)")
                     time.sleep(0.05)
                 took.append(time.perf_counter() - began)
                 time.sleep(3)  # a second build, if the save started one, has started by now
                 per_save.append(builds() - before)
+            cpu_per_save = (cpu() - cpu_before) / saves
             built = [
                 float(s)
                 for s in re.findall(
@@ -598,7 +606,8 @@ def serve_report(saves: int) -> None:
         print(
             f"[serve] real manual, {saves} saves of a band in {profile.name}: shown on the served page after "
             f"{statistics.median(took):.2f} s (median; {min(took):.2f}-{max(took):.2f} s), builds per save "
-            f"{sorted(set(per_save))}, a build {statistics.median(built[1:]):.2f} s as MkDocs logs it (median)"
+            f"{sorted(set(per_save))}, a build {statistics.median(built[1:]):.2f} s as MkDocs logs it (median), "
+            f"the server's CPU {cpu_per_save:.2f} s a save (its 3 s of quiet after each included)"
         )
 
 
