@@ -195,24 +195,29 @@ def report(name: str, root: Path, runs: int, validate_only: bool = False) -> Non
         f"[{name}] median of {runs}: `metrics-manual build` {build:.2f} s (generator in process {gen:.2f} s), "
         f"`metrics-manual check` {check:.2f} s, `mkdocs build` {mkdocs:.2f} s (it runs the generator too)"
     )
-    drifted = drift(root, mm)
+    drifted, shown = drift(root, mm)
     print(
         f"[{name}] ratios to mkdocs build: build {build / mkdocs:.2f}, generator in process {gen / mkdocs:.2f}, "
         f"check {check / mkdocs:.2f}, check with every page and export drifted {drifted / mkdocs:.2f} "
         f"({drifted:.2f} s; {drifted / check:.2f} of a clean check)"
     )
+    print(
+        f"[{name}] check's output with every page and export drifted: {len(shown.encode()):,} bytes, {shown.count(chr(10)):,} lines"
+    )
 
 
-def drift(root: Path, mm: list[str]) -> float:
-    """`metrics-manual check` after a change that moves every number of every profile (then build again)."""
+def drift(root: Path, mm: list[str]) -> tuple[float, str]:
+    """`metrics-manual check` after a change that moves every number of every profile: its time and what it
+    prints."""
     profiles = sorted((root / "ranges/profiles").glob("*.yaml"))
     originals = {p: p.read_text("utf-8") for p in profiles}
     for p, text in originals.items():
         p.write_text(text.replace("min: ", "min: -1"), "utf-8")
     took = timed([*mm, "check"], root)[0]
+    shown = subprocess.run([*mm, "check"], cwd=root, env=ENV, capture_output=True, text=True).stdout
     for p, text in originals.items():
         p.write_text(text, "utf-8")
-    return took
+    return took, shown
 
 
 def derive_figures(tmp: Path) -> None:
