@@ -10,7 +10,6 @@ import html
 import itertools
 import os
 import re
-import shutil
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
 from metrics_manual.source.load import Manual, load_manual
-from site_helpers import mkdocs_build
+from site_helpers import mkdocs_build, site_over
 
 pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1400, "height": 900}
@@ -106,19 +105,8 @@ EVERY_PROFILE = (
 
 
 def _fixture_tree(root: Path) -> Path:
-    """The repository's site (mkdocs.yml, hand pages, templates) over the two-profile source."""
-    copy_repo(root)
-    shutil.rmtree(root / "ranges")  # the whole source is the fixture's (no coverage of the real catalog)
-    (root / "ranges/profiles").mkdir(parents=True)
-    (root / "ranges/catalog.yaml").write_text(TWO_CATALOG, "utf-8")
-    (root / "ranges/coverage.yaml").unlink(missing_ok=True)  # it checks the real catalog against Miles
-    (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
-    (root / "ranges/profiles/big.yaml").write_text(BIG_PROFILE, "utf-8")
-    (root / "ranges/profiles/every.yaml").write_text(EVERY_PROFILE, "utf-8")
-    for generated in ("docs/reference", "docs/profiles", "docs/export"):
-        shutil.rmtree(root / generated)
-    (root / "docs/.generated.json").unlink()
-    return root
+    """The repository's site over the fixture's source (no coverage of the real catalog)."""
+    return site_over(root, TWO_CATALOG, {"tiny": TINY_PROFILE, "big": BIG_PROFILE, "every": EVERY_PROFILE})
 
 
 # The real manual is read for validity (every entry, drawing, page and link as its data makes them); how
