@@ -60,6 +60,7 @@ CSV_COLUMNS: dict[str, str] = {
     "at_step": "exact at one step: that step",
     "condition": "when the expectation holds, in words",
     "sources": "ids of the profile's sources, separated by spaces",
+    "not_logged": "why no run logs the metric at the catalog's commit (its kind is then none); empty when it is logged",
 }
 
 
@@ -77,6 +78,7 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                     meaning=m.meaning,
                     unit=m.unit,
                     url=metric_url(site_url, section.id, m.anchor),
+                    not_logged=m.not_logged,
                     renamed_from=m.renamed_from,
                     expectations=profile.expectations.get(m.key, []),
                 )
@@ -206,8 +208,9 @@ def to_csv(doc: ProfileExport) -> str:
     pid = data["profile"]["id"]
     for m in data["metrics"]:
         base = [pid, m["section"], m["key"], _text_cell(m["meaning"]), _text_cell(m.get("unit"))]
+        not_logged = _text_cell(m.get("not_logged"))
         if not m["expectations"]:
-            w.writerow([*base, "none"] + [""] * (len(CSV_COLUMNS) - 6))
+            w.writerow([*base, "none"] + [""] * (len(CSV_COLUMNS) - 7) + [not_logged])
         for e in m["expectations"]:
             at = e.get("at")
             w.writerow(
@@ -224,6 +227,7 @@ def to_csv(doc: ProfileExport) -> str:
                     _cell(at["step"]) if isinstance(at, dict) else "",
                     _text_cell(e.get("condition")),
                     " ".join(e.get("sources", ())),
+                    not_logged,
                 ]
             )
     return buf.getvalue()
