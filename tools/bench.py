@@ -634,7 +634,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     # The package's bytecode, as an installed package has it: this machine sets PYTHONDONTWRITEBYTECODE,
-    # and compiling the package's own modules at each start would add 0.05-0.1 s to every command timed.
+    # and compiling the package's own modules at each start would be timed with every command.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tools" / "metrics_manual")], check=True)
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb or 1000)
