@@ -190,9 +190,9 @@ def test_serve_builds_once_per_save_and_overwrites_a_hand_edit(project: Path, tm
     builds = lambda: log().count("Building documentation")  # noqa: E731
 
     def quiet() -> int:
-        """The builds once the server has been quiet for a while (it polls the disk twice a second)."""
+        """The builds once the server has been quiet for 2 s (it polls the disk twice a second)."""
         count = builds()
-        time.sleep(3)
+        time.sleep(2)
         assert builds() == count, log()
         return count
 
