@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import time
 from pathlib import Path
 from typing import Any
 
@@ -149,14 +148,17 @@ def write_tensorboard(run: Series, folder: Path) -> list[Path]:
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
     writers: dict[str, EventFileWriter] = {}
-    for sk, step, metrics in calls(run):
+    for i, (sk, step, metrics) in enumerate(calls(run)):
         proc = _process(sk)
         if proc not in writers:
             writers[proc] = EventFileWriter(str(folder / f"20261130-01{len(writers):02d}00-{proc}"))
         for key, v in metrics.items():
             value = summary_pb2.Summary.Value(tag=key, simple_value=v)
+            # The run's own times (as the other writers give), not the test's: two runs written one after the
+            # other are not a run and its resumed life (the rules of a merge).
+            wall = 1796000000.0 + i
             writers[proc].add_event(
-                event_pb2.Event(step=step, wall_time=time.time(), summary=summary_pb2.Summary(value=[value]))
+                event_pb2.Event(step=step, wall_time=wall, summary=summary_pb2.Summary(value=[value]))
             )
     for w in writers.values():
         w.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from metrics_manual.exports.folder import folder_files
 from metrics_manual.exports.formats import export_document, export_text
 from metrics_manual.exports.names import FORMATS
 from metrics_manual.source.load import load_manual
@@ -29,11 +30,17 @@ def test_help_names_every_format_in_words_and_as_the_option_takes_it() -> None:
 def test_every_format_of_the_registry_exports(tiny: Path) -> None:
     manual = load_manual(tiny)
     doc = export_document(manual, manual.profile("tiny"), None)
-    texts = {f.id: export_text(doc, f.id) for f in FORMATS}
-    assert len(set(texts.values())) == len(FORMATS) and all(texts.values())
+    files = [f for f in FORMATS if not f.folder]
+    texts = {f.id: export_text(doc, f.id) for f in files}
+    assert len(set(texts.values())) == len(files) and all(texts.values())
     for f in FORMATS:
+        if f.folder:  # written by `export -o DIR` (tests/exports/test_tensorboard.py)
+            assert folder_files(doc, f.id), f.id
+            continue
         result = run_cli("export", "--root", str(tiny), "--profile", "tiny", "--format", f.id)
         # (click's test runner reads standard output with universal newlines: the CSV's CRLF is \n there)
         assert result.returncode == 0 and result.stdout == texts[f.id].replace("\r\n", "\n"), f.id
     with pytest.raises(ValueError):
         export_text(doc, "xml")  # never a silent fallback to another format
+    with pytest.raises(ValueError):
+        folder_files(doc, "xml")

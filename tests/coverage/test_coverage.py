@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -216,11 +217,10 @@ def test_coverage_command_json_and_exit_codes(tmp_path: Path) -> None:
     ran = run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json")
     assert ran.returncode == 1
     out = json.loads(ran.stdout)
-    assert set(out) >= {"commit", "documented_and_emitted", "emitted_not_documented", "documented_not_emitted", "moved"}
+    assert set(out) >= {"commit", "documented_and_emitted", "emitted_not_documented", "documented_not_emitted"}
     assert out["documented_and_emitted"] == ["perf/step_time", "eval/{dataset}"]
     assert [u["key"] for u in out["emitted_not_documented"]] == ["perf/new_\x1b[31m_time"]
     assert [g["key"] for g in out["documented_not_emitted"]] == ["perf/gone_time"]
-    assert out["moved"] == []
     text = run_cli("coverage", "--root", str(project), "--miles", str(miles))
     assert "\x1b" not in text.stdout and "perf/new_\\x1b[31m_time" in text.stdout
 
@@ -238,35 +238,55 @@ def test_known_keys_in_coverage_yaml_pass(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stdout
 
 
-def test_a_moved_file_and_a_renamed_function_are_reported(tmp_path: Path) -> None:
-    project = write_project(tmp_path / "p", catalog=CATALOG, profiles={})
-    miles = tree(
-        tmp_path / "miles",
-        {
-            "miles/utils/train_metric_utils.py": MILES["miles/train_metric_utils.py"],  # the file moved
-            "miles/eval.py": MILES["miles/eval.py"],
-        },
-    )
-    out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json").stdout)
-    assert out["moved"] == [
-        {
-            "key": "perf/step_time",
-            "path": "miles/train_metric_utils.py",
-            "symbol": "log_perf_data_raw",
-            "reason": "the file is not in the checkout",
-        }
+def catalog_annotations(project: Path, miles: Path) -> list[tuple[str, int, int, str]]:
+    """(code, line, col, message) of each annotation `coverage --format github` puts on the catalog's origins
+    (the checkout's unknown commit and the places without evidence, warnings, aside)."""
+    ran = run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "github")
+    found = re.findall(r"^::\w+ file=([^,]+),line=(\d+),col=(\d+),title=(MM\d+) [^:]*::(.*)$", ran.stdout, re.M)
+    return [
+        (code, int(line), int(col), message)
+        for file, line, col, code, message in found
+        if file == "ranges/catalog.yaml" and code not in ("MM602", "MM616", "MM617")
     ]
-    miles2 = tree(
-        tmp_path / "miles2",
-        {
-            "miles/train_metric_utils.py": MILES["miles/train_metric_utils.py"].replace(
-                "log_perf_data_raw", "log_perf"
-            ),
-            "miles/eval.py": MILES["miles/eval.py"],
-        },
+
+
+def test_a_moved_file_or_symbol_is_one_finding_at_the_field_to_correct(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", catalog=CATALOG, profiles={})
+    origin = CATALOG.splitlines()[9]  # perf/step_time's origin: a flow mapping, its fields on line 10
+    path, symbol = (1 + origin.index(value) for value in ("miles/train_metric_utils.py", "log_perf_data_raw"))
+    # The file moved (its keys are still logged): one finding, at the origin's path.
+    moved = {
+        "miles/utils/train_metric_utils.py": MILES["miles/train_metric_utils.py"],
+        "miles/eval.py": MILES["miles/eval.py"],
+    }
+    assert catalog_annotations(project, tree(tmp_path / "m1", moved)) == [
+        ("MM611", 10, path, "perf/step_time: origin: miles/train_metric_utils.py is not in the checkout")
+    ]
+    # The function renamed: one finding, at the origin's symbol.
+    renamed = {
+        **MILES,
+        "miles/train_metric_utils.py": MILES["miles/train_metric_utils.py"].replace("log_perf_data_raw", "log_perf"),
+    }
+    ((code, line, col, message),) = catalog_annotations(project, tree(tmp_path / "m2", renamed))
+    assert (code, line, col) == ("MM612", 10, symbol)
+    assert message.startswith(
+        "perf/step_time: origin: 'log_perf_data_raw' is not defined in miles/train_metric_utils.py"
     )
-    out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles2), "--format", "json").stdout)
-    assert [m["reason"] for m in out["moved"]] == ["no function or class of that name in the file"]
+    # A method of a class the file does not have: the whole dotted name is held, not only its last part.
+    dotted = write_project(
+        tmp_path / "q",
+        catalog=CATALOG.replace("symbol: log_perf_data_raw", "symbol: Perf.log_perf_data_raw"),
+        profiles={},
+    )
+    assert [a[:3] for a in catalog_annotations(dotted, tree(tmp_path / "m3", MILES))] == [("MM612", 10, symbol)]
+    # The JSON says so once too: in the evidence part, no other field of moved places.
+    out = json.loads(
+        run_cli("coverage", "--root", str(project), "--miles", str(tmp_path / "m1"), "--format", "json").stdout
+    )
+    assert "moved" not in out
+    assert [(c["place"], [m["code"] for m in c["misses"]]) for c in out["evidence"]["checked"]] == [
+        ("origin", ["MM611"])
+    ]
 
 
 def test_a_renamed_key_is_still_documented(tmp_path: Path) -> None:

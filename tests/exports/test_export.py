@@ -20,16 +20,26 @@ from metrics_manual.api import load_profile
 from metrics_manual.build import generate
 from metrics_manual.exports.formats import (
     export_document,
-    gauge_name,
     read_csv,
     to_csv,
     to_json,
     to_prometheus,
     to_yaml,
-    why_no_alert_rule,
 )
-from metrics_manual.model.schema import Band, Exact, Profile, ProfileExport
+from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.model.schema import (
+    AtStep,
+    Band,
+    EveryStep,
+    Exact,
+    FirstSteps,
+    Profile,
+    ProfileExport,
+    Span,
+    Window,
+)
 from metrics_manual.source.load import load_manual
+from promtool_rules import doc_rules, expand, held
 
 SCHEMA = json.loads((REPO / "docs/export/profile.schema.json").read_text("utf-8"))
 
@@ -221,20 +231,28 @@ def test_gauge_names_follow_miles() -> None:
     assert gauge_name("passrate/pass@k-8") == "miles_metric_passrate_pass_at_k_8"
 
 
-def test_rules_leave_out_what_a_gauge_cannot_judge(tiny: Path) -> None:
+def test_rules_leave_out_what_no_rule_can_judge(tiny: Path) -> None:
     (tiny / "mkdocs.yml").write_text("site_name: x\nsite_url: http://127.0.0.1:8000/\n", "utf-8")
     manual, files = generate(tiny)
     text = files["docs/export/tiny.rules.yml"]
     rules = yaml.safe_load(text)["groups"][0]["rules"]
-    assert [r["labels"]["metric"] for r in rules] == ["train/grad_norm", "train/pg_clipfrac"]
-    assert [line for line in text.splitlines() if line.startswith("# - ")] == [
-        "# - rollout/raw_reward: 0.5 to 0.9 per step over 10 steps (source: summary) (only the first 10 steps: a gauge does not know the step)",
-        "# - rollout/response_lengths: 400 tokens median of 10 steps, with plain sampling (a median over steps: a gauge holds one value)",
-        "# - train/grad_norm: 1 to 3 per step in the first 2 steps (a window of the first steps: a gauge does not know the step)",
+    assert [(r["labels"]["metric"], r["alert"], r.get("for")) for r in rules] == [
+        ("rollout/raw_reward", "MilesRolloutRawRewardOutOfRangeInFirst10Steps", "1m"),
+        ("train/grad_norm", "MilesTrainGradNormOutOfRange", None),
+        ("train/grad_norm", "MilesTrainGradNormOutOfRangeInFirst2Steps", "1m"),
+        ("train/pg_clipfrac", "MilesTrainPgClipfracNotExpected", None),
     ]
-    grad = rules[0]
-    assert grad["expr"] == "miles_metric_train_grad_norm < 0.25 or miles_metric_train_grad_norm > 4.5"
-    assert grad["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/training/#m-train-grad_norm"
+    assert [line for line in text.splitlines() if line.startswith("# - ")] == [
+        "# - rollout/response_lengths: 400 tokens median of 10 steps, with plain sampling (a median over steps: "
+        "Prometheus keeps scrapes, not steps (a longer step would count more), and the median is known only after "
+        "its last step)",
+    ]
+    g = "miles_metric_train_grad_norm"
+    assert rules[1]["expr"] == f"{g} < 0.25 or {g} > 4.5 or {g} != {g}"
+    assert rules[2]["expr"] == f"({g} < 1 or {g} > 3 or {g} != {g}) and on(run_name) miles_metric_train_step < 2"
+    assert (
+        rules[1]["annotations"]["manual_url"] == "http://127.0.0.1:8000/reference/metrics/training/#m-train-grad_norm"
+    )
 
 
 def test_site_url_comes_from_the_environment_as_mkdocs_reads_it(tiny: Path) -> None:
@@ -302,70 +320,79 @@ def test_annotation_text_from_the_source_is_not_a_go_template(tiny: Path) -> Non
     assert grad["annotations"]["expected"] == '0.25 to 4.5 per step, with {{ "{{" }} $x }}'
 
 
-def promtool_tests(rule_file: Path, doc: ProfileExport) -> dict:
-    """A promtool unit test per rule: it fires for a series outside, not for one inside."""
+def ruled(doc: ProfileExport, rules: list[dict]) -> list[tuple[str, Band | Exact, dict]]:
+    """Each rule beside the key and expectation it judges: the rules follow the metrics, their
+    expectations and keys in order, one for each that a rule can judge."""
+    judged = [
+        (key, e)
+        for m in doc.metrics
+        for e in m.expectations
+        if isinstance(e, Band | Exact)
+        for key in m.members or [m.key]
+        if no_gauge(key) is None
+        and (e.span == EveryStep() or no_gauge(doc.step_keys.get(key.split("/")[0], ".")) is None)
+    ]
+    assert [key for key, _ in judged] == [r["labels"]["metric"] for r in rules]
+    return [(key, e, r) for (key, e), r in zip(judged, rules)]
+
+
+def covered_and_not(span: Span) -> tuple[int, int | None]:
+    """A step the span covers, and one it does not (None: it covers every step)."""
+    if isinstance(span, Window):
+        return 0, span.first
+    if isinstance(span, FirstSteps):
+        return 0, span.count
+    if isinstance(span, AtStep):
+        return span.step, span.step + 1
+    assert isinstance(span, EveryStep), span
+    return 0, None
+
+
+def promtool_tests(rule_file: Path, doc: ProfileExport, keys: set[str] | None = None) -> dict:
+    """A promtool unit test per rule: it fires for a series outside, or NaN, at a step the range covers;
+    not for one inside, nor for one outside at a step the range does not cover."""
     tests = []
-    for m in doc.metrics:
-        for e in m.expectations:
-            if why_no_alert_rule(e) is not None:
-                continue
-            for key in m.members or [m.key]:
-                if isinstance(e, Band):
-                    lo, hi = e.min, e.max
-                    width = abs((hi if hi is not None else 0) - (lo if lo is not None else 0)) or 1.0
-                    inside = (lo + hi) / 2 if lo is not None and hi is not None else (lo if lo is not None else hi)
-                    outside = [
-                        v
-                        for v in ((lo - width) if lo is not None else None, (hi + width) if hi is not None else None)
-                        if v is not None
-                    ]
-                else:
-                    inside, outside = e.value, [e.value + 1, e.value - 1]
-                for bad in outside:
-                    g = gauge_name(key)
-                    rule = next(r for r in doc_rules(rule_file) if r["labels"]["metric"] == key)
-                    tests.append(
-                        {
-                            "interval": "1m",
-                            "input_series": [
-                                {"series": f'{g}{{run_name="good"}}', "values": f"{inside!r}x3"},
-                                {"series": f'{g}{{run_name="bad"}}', "values": f"{bad!r}x3"},
-                            ],
-                            "alert_rule_test": [
-                                {
-                                    "eval_time": "2m",
-                                    "alertname": rule["alert"],
-                                    "exp_alerts": [
-                                        {
-                                            "exp_labels": {**rule["labels"], "run_name": "bad"},
-                                            "exp_annotations": {
-                                                k: expand(v, "bad", bad) for k, v in rule["annotations"].items()
-                                            },
-                                        }
-                                    ],
-                                }
-                            ],
-                        }
-                    )
+    for key, e, rule in ruled(doc, doc_rules(rule_file)):
+        if keys is not None and key not in keys:
+            continue
+        if isinstance(e, Band):
+            lo, hi = e.min, e.max
+            width = abs((hi if hi is not None else 0) - (lo if lo is not None else 0)) or 1.0
+            inside = (lo + hi) / 2 if lo is not None and hi is not None else (lo if lo is not None else hi)
+            outside = [
+                v
+                for v in ((lo - width) if lo is not None else None, (hi + width) if hi is not None else None)
+                if v is not None
+            ] + [math.nan]
+        else:
+            inside, outside = e.value, [e.value + 1, e.value - 1, math.nan]
+        g = gauge_name(key)
+        step, later = covered_and_not(e.span)
+        step_gauge = gauge_name(doc.step_keys[key.split("/")[0]]) if later is not None else None
+        for bad in outside:
+            series = [
+                {"series": f'{g}{{run_name="good"}}', "values": held(inside)},
+                {"series": f'{g}{{run_name="bad"}}', "values": held(bad)},
+            ]
+            if step_gauge:
+                series += [
+                    {"series": f'{step_gauge}{{run_name="good"}}', "values": held(step)},
+                    {"series": f'{step_gauge}{{run_name="bad"}}', "values": held(step)},
+                    {"series": f'{g}{{run_name="later"}}', "values": held(bad)},
+                    {"series": f'{step_gauge}{{run_name="later"}}', "values": held(later)},
+                ]
+            alert = {
+                "exp_labels": {**rule["labels"], "run_name": "bad"},
+                "exp_annotations": {k: expand(v, "bad", bad) for k, v in rule["annotations"].items()},
+            }
+            tests.append(
+                {
+                    "interval": "1m",
+                    "input_series": series,
+                    "alert_rule_test": [{"eval_time": "2m", "alertname": rule["alert"], "exp_alerts": [alert]}],
+                }
+            )
     return {"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": tests}
-
-
-def go_number(v: float) -> str:
-    """A float64 as Prometheus prints $value (Go's shortest form)."""
-    return str(int(v)) if float(v).is_integer() and abs(v) < 1e21 else repr(float(v))
-
-
-def expand(text: str, run: str, value: float) -> str:
-    """The annotation as Prometheus renders it for one alert."""
-    return (
-        text.replace("{{ $labels.run_name }}", run)
-        .replace("{{ $value }}", go_number(value))
-        .replace('{{ "{{" }}', "{{")
-    )
-
-
-def doc_rules(rule_file: Path) -> list[dict]:
-    return yaml.safe_load(rule_file.read_text("utf-8"))["groups"][0]["rules"]
 
 
 @pytest.mark.promtool
@@ -398,17 +425,23 @@ KEY_CHARACTERS = "abzAZ09_@.-"
 
 
 @pytest.mark.promtool
-def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("step_key", ["train/step", "train/St-ep@1", "train/st.ep"])
+def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path, step_key: str) -> None:
+    """Every character a key may hold, in the metric's key and its step key's; quotes and Go template
+    braces in the source's words. promtool accepts the rules, and they fire as the profile says."""
     promtool = require_tool("promtool")
     keys = [f"train/k{i}{c}x" for i, c in enumerate(KEY_CHARACTERS)] + ["train/a.b/c-d@e"]
+    words = "with \"quotes\", 'single' and {{ $labels.x }}"
     catalog = TINY_CATALOG.replace(
         "      - key: train/pg_clipfrac\n",
-        "".join(f"      - {{key: {json.dumps(k)}, meaning: m}}\n" for k in keys) + "      - key: train/pg_clipfrac\n",
-    )
+        "".join(f"      - {{key: {json.dumps(k)}, meaning: {json.dumps(words)}}}\n" for k in keys)
+        + "      - key: train/pg_clipfrac\n",
+    ).replace("train: train/step", f"train: {json.dumps(step_key)}")
+    ranges = "[{kind: band, min: 0, max: 1}, {kind: band, min: 0, max: 1, steps: 5}, {kind: exact, value: 0, at: {step: 0}, condition: %s}]"
     profile = (
-        TINY_PROFILE.split("expectations:")[0]
+        TINY_PROFILE.split("expectations:")[0].replace("title: Tiny runs", f"title: {json.dumps(words)}")
         + "expectations:\n"
-        + "".join(f"  {json.dumps(k)}: [{{kind: band, min: 0, max: 1}}]\n" for k in keys)
+        + "".join(f"  {json.dumps(k)}: {ranges % json.dumps(words)}\n" for k in keys)
     )
     manual, files = generate(write_project(tmp_path / "p", catalog=catalog, profiles={"tiny": profile}))
     text = files["docs/export/tiny.rules.yml"]
@@ -416,14 +449,30 @@ def test_rules_are_valid_for_every_key_the_pattern_allows(tmp_path: Path) -> Non
     rule_file.write_text(text, "utf-8")
     checked = subprocess.run([promtool, "check", "rules", str(rule_file)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    ruled = {r["labels"]["metric"] for r in doc_rules(rule_file)}
-    assert ruled == {k for k in keys if "." not in k}
+    rules = doc_rules(rule_file)
+    gauged = [k for k in keys if "." not in k]
+    steps_known = "." not in step_key
+    assert [r["labels"]["metric"] for r in rules] == [k for k in gauged for _ in range(3 if steps_known else 1)]
     for key in keys:
         if "." in key:
             assert (
                 f"# - {key}: 0 to 1 per step (no gauge: Miles keeps '.' in the name, which Prometheus does not allow)"
                 in text
             )
+        elif not steps_known:
+            why = f"only the first 5 steps, and its step key {step_key} has no gauge: Miles keeps '.' in the name"
+            assert f"# - {key}: 0 to 1 per step over 5 steps ({why}, which Prometheus does not allow)" in text
+    if step_key != "train/St-ep@1":
+        return  # the firing tests once, on a key with each character Miles replaces and a capital
+    doc = export_document(manual, manual.profile("tiny"), None)
+    spec = promtool_tests(rule_file, doc, {k for k in gauged if any(c in k for c in "@-A")})
+    test_file = tmp_path / "test.yml"
+    test_file.write_text(yaml.safe_dump(spec, sort_keys=False), "utf-8")
+    tested = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert spec["tests"] and all(
+        '"quotes"' in t["alert_rule_test"][0]["exp_alerts"][0]["exp_annotations"]["description"] for t in spec["tests"]
+    )
 
 
 def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> None:

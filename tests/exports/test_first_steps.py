@@ -1,5 +1,6 @@
-"""A range for the first N steps (a band with `steps: N`, or a window) is neither an alerting rule nor a
-dashboard threshold: both would judge every step of a live run, past step N too (docs/exports.md)."""
+"""A range for the first N steps (a band with `steps: N`, or a window) is an alerting rule joined with the
+gauge of its step key, which judges those steps only; it is no dashboard threshold, which would judge every
+step of a live run, past step N too (docs/exports.md)."""
 
 from __future__ import annotations
 
@@ -41,38 +42,35 @@ def _rules(root: Path) -> tuple[str, list[dict]]:
     return result.stdout, yaml.safe_load(result.stdout)["groups"][0]["rules"]
 
 
-def test_rules_leave_out_bands_for_the_first_steps(first_steps: Path) -> None:
+def test_rules_for_the_first_steps_read_the_step_gauge(first_steps: Path) -> None:
     text, rules = _rules(first_steps)
-    # Only the band over every step is a rule.
-    assert [(r["labels"]["metric"], r["expr"]) for r in rules] == [
-        ("train/grad_norm", "miles_metric_train_grad_norm < 0.25 or miles_metric_train_grad_norm > 4.5")
+    assert [(r["labels"]["metric"], r["expr"].split(" and on(run_name) ")[1:]) for r in rules] == [
+        ("rollout/raw_reward", ["miles_metric_rollout_step < 4"]),
+        ("rollout/response_lengths", ["miles_metric_rollout_step < 3"]),
+        ("train/grad_norm", ["miles_metric_train_step < 2"]),  # the window, not its 10 steps
+        ("train/grad_norm", []),
     ]
-    # Each one left out is named in the head of the file, with why.
-    assert [line for line in text.splitlines() if line.startswith("# - ")] == [
-        "# - rollout/raw_reward: 0.5 to 0.9 per step over 4 steps (only the first 4 steps: a gauge does not know the step)",
-        "# - rollout/response_lengths: 100 to 200 tokens per step in the first 3 steps "
-        "(a window of the first steps: a gauge does not know the step)",
-        "# - train/grad_norm: 1 to 3 per step in the first 2 of 10 steps "
-        "(a window of the first steps: a gauge does not know the step)",
-    ]
+    assert not [line for line in text.splitlines() if line.startswith("# - ")]
 
 
 @pytest.mark.promtool
 def test_promtool_fires_for_the_every_step_band_and_never_for_a_first_steps_band(
     first_steps: Path, tmp_path: Path
 ) -> None:
-    """A run whose gauges sit far outside every band, long past step 4: only the every-step band alerts."""
+    """A run whose gauges sit far outside every band, at step 30, long past step 4: only the every-step band alerts."""
     promtool = require_tool("promtool")
     text, rules = _rules(first_steps)
     rule_file = tmp_path / "rules.yml"
     rule_file.write_text(text, "utf-8")
     checked = subprocess.run([promtool, "check", "rules", str(rule_file)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    grad = rules[0]
+    grad = rules[-1]
     series = {
         "miles_metric_rollout_raw_reward": 5.0,
         "miles_metric_rollout_response_lengths": 9000.0,
         "miles_metric_train_grad_norm": 50.0,
+        "miles_metric_rollout_step": 30.0,
+        "miles_metric_train_step": 30.0,
     }
 
     def spec(expected_grad_alerts: list[dict]) -> dict:
@@ -87,9 +85,11 @@ def test_promtool_fires_for_the_every_step_band_and_never_for_a_first_steps_band
                         for name, value in series.items()
                     ],
                     "alert_rule_test": [
-                        # The names a rule for these bands would have: none fires.
-                        {"eval_time": "20m", "alertname": "MilesRolloutRawRewardOutOfRange", "exp_alerts": []},
-                        {"eval_time": "20m", "alertname": "MilesRolloutResponseLengthsOutOfRange", "exp_alerts": []},
+                        *(
+                            {"eval_time": "20m", "alertname": r["alert"], "exp_alerts": []}
+                            for r in rules
+                            if r is not grad
+                        ),
                         {"eval_time": "20m", "alertname": grad["alert"], "exp_alerts": expected_grad_alerts},
                     ],
                 }

@@ -180,18 +180,18 @@ def test_a_short_run_is_judged_on_the_steps_it_has(tmp_path: Path, profile: Prof
 
 
 def test_the_last_attempt_wins_in_the_event_log(tmp_path: Path, profile: ProfileExport) -> None:
-    files = run_forms.write_events(clean_run(), tmp_path / "ev", retry_step=3)
-    # A stale line of the first attempt after the retry's (as when another process's file is read later).
+    run_forms.write_events(clean_run(), tmp_path / "ev", retry_step=3)
+    # A stale line of the first attempt in another process's file written at the same time (a later line
+    # of the same file would be a resumed process's, which supersedes: the rules of a merge).
     stale = {
-        "timestamp": "t",
+        "timestamp": "2026-11-30T01:00:03Z",
         "source": {"component": "actor"},
         "type": "metric",
         "rollout_id": None,
         "attempt": 0,
         "metrics": {"train/step": 3, "train/grad_norm": 99.0},
     }
-    with files[-1].open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(stale) + "\n")
+    (tmp_path / "ev" / "actor_cell1_rank0.jsonl").write_text(json.dumps(stale) + "\n", "utf-8")
     read = read_run([tmp_path / "ev"], {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"})
     assert read.series["train/grad_norm"][3] == pytest.approx(1.9)
     assert bad(judge(profile, read)) == {}

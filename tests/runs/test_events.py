@@ -21,7 +21,7 @@ LINES = [
     _line({"train/step": "one", "train/loss": 9.0}),  # no step: the record is spoiled
     _line({"train/step": 2, "train/loss": "high", "train/grad_norm": 3}),
     _line({"train/step": 3, "train/loss": 7.5}, attempt=2),
-    _line({"train/step": 3, "train/loss": 8.5}, attempt=1),  # a lower attempt than one read: dropped
+    _line({"train/step": 3, "train/loss": 8.5}, attempt=1),  # later, at a lower attempt: a resumed process's
     _line({"rollout/step": 4, "train/loss": 1.5, "rollout/raw_reward": 0.25}),
 ]
 
@@ -31,7 +31,8 @@ def test_each_value_goes_to_its_step_keys_step(tmp_path: Path) -> None:
     path.write_text("\n".join(LINES) + "\n", "utf-8")
     run = read_run([path], STEP_KEYS, "events", keys=KEYS)
     series = {k: dict(v.items()) for k, v in run.series.items()}
-    assert series["train/loss"][1] == 0.5 and series["train/loss"][3] == 7.5
+    assert series["train/loss"][1] == 0.5 and series["train/loss"][3] == 8.5
+    assert run.relogged == {(str(path), "train/step"): [3]}
     assert math.isnan(series["train/loss"][2]) and run.invalid["train/loss"] == {2: "'high'"}
     assert math.isnan(series["train/grad_norm"][1]) and series["train/grad_norm"][2] == 3.0
     assert type(series["train/grad_norm"][2]) is float

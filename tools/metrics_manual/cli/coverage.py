@@ -44,7 +44,6 @@ def as_json(r: Result, checked: dict[str, object]) -> str:
             "marked_but_logged": [asdict(n) for n in r.marked_but_logged],
             "visible_after_all": r.visible_after_all,
             "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
-            "moved": [asdict(m) for m in r.moved],
             "evidence": checked,
         },
         indent=2,
@@ -61,7 +60,7 @@ def as_text(r: Result) -> str:
         f"{len(r.documented_and_emitted)} documented and logged, {len(new)} logged but undocumented "
         f"({len(known_new)} more known), {len(r.documented_not_emitted)} documented but not logged, "
         f"{len(timed)} documented but timed in a process that never logs its timers, "
-        f"{len(r.not_logged)} marked not logged, {len(r.not_visible)} not visible to the scan, {len(r.moved)} moved; "
+        f"{len(r.not_logged)} marked not logged, {len(r.not_visible)} not visible to the scan; "
         f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys"
     )
     for u in new:
@@ -77,8 +76,6 @@ def as_text(r: Result) -> str:
         lines.append(f"logged:       {inert(b.key)}  ({inert(b.path)}:{b.line}; the catalog says it is not logged)")
     for k in r.visible_after_all:
         lines.append(f"visible:      {inert(k)}  (ranges/coverage.yaml calls it not visible)")
-    for m in r.moved:
-        lines.append(f"moved:        {inert(m.key)}  {inert(m.path)} {inert(m.symbol or '')}: {m.reason}")
     for u in known_new:
         lines.append(f"known:        {inert(u.key)}  ({inert(u.known or '')})")
     for v in r.not_visible:
@@ -134,10 +131,6 @@ def findings(r: Result) -> list[Finding]:
         Finding(COVERAGE, 1, 1, f"{k} is listed as not visible, but the scan sees it", code=codes.COVERAGE_CONTRADICTS)
         for k in r.visible_after_all
     ]
-    out += [
-        Finding(CATALOG, 1, 1, f"{m.key}: {m.path} {m.symbol or ''}: {m.reason}", code=codes.ORIGIN_MOVED)
-        for m in r.moved
-    ]
     return out
 
 
@@ -157,12 +150,12 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
     """Scan a Miles checkout for the keys it logs and compare them with the catalog.
 
     Lists keys documented and logged, logged but not documented, documented but no longer
-    logged, timed in a process that never logs its timers, not visible to the scan, and catalog
-    origins whose file or function moved. ranges/coverage.yaml names the keys known to stand
-    apart, with why. Then holds each origin's and named_at's evidence against the checkout (the
-    file, the symbol, the evidence line at its line, the checkout at the catalog's commit), each
-    miss a finding at the catalog field to correct; a place without evidence is a warning. Exit 0
-    when nothing is undocumented, gone, timed only, stale or moved and all evidence holds;
+    logged, timed in a process that never logs its timers, and not visible to the scan.
+    ranges/coverage.yaml names the keys known to stand apart, with why. Then holds each origin's
+    and named_at's evidence against the checkout (the file, the symbol, the evidence line at its
+    line, the checkout at the catalog's commit), each miss a finding at the catalog field to
+    correct (a file or function that moved among them); a place without evidence is a warning.
+    Exit 0 when nothing is undocumented, gone, timed only or stale and all evidence holds;
     1 otherwise; 2 on a bad path or source.
     """
     try:

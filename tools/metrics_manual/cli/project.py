@@ -12,9 +12,9 @@ import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
 from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import Finding, ManualError, errors
+from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError, errors
 from metrics_manual.diagnostics.report import report
-from metrics_manual.exports.names import EXPORT_FORMATS, formats_in_words
+from metrics_manual.exports.names import EXPORT_FORMATS, FOLDER_FORMATS, formats_in_words
 
 
 @click.command("validate", short_help="Load and validate ranges/.")
@@ -74,6 +74,7 @@ def check(root: str | None, fmt: str) -> None:
     Writes nothing, except to finish a build that was killed while switching files.
     """
     from metrics_manual.check.drift import check as check_files
+    from metrics_manual.check.drift import drift_total
 
     try:
         findings = check_files(find_root(root))
@@ -83,6 +84,8 @@ def check(root: str | None, fmt: str) -> None:
         click.echo(report(findings, fmt))
     bad = errors(findings)
     if fmt == "text":
+        if total := drift_total(bad):
+            click.echo(total)
         click.echo(advice(bad) if bad else "ok: docs, exports and schemas agree with ranges/")
     sys.exit(EXIT_DRIFT if bad else 0)
 
@@ -126,7 +129,8 @@ def advice(bad: list[Finding]) -> str:
     "--output",
     default="-",
     show_default=True,
-    help="File to write (through a symlink, never onto a device); - for standard output.",
+    help="File to write (through a symlink, never onto a device); - for standard output. A folder for "
+    "--format tensorboard: a new or empty one, or an earlier export, replaced whole.",
 )
 def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.disk.files import write_file
@@ -134,7 +138,14 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.exports.profile import exported_profile
 
     try:
+        if fmt in FOLDER_FORMATS and output == "-":
+            raise UsageError(f"--format {fmt} writes a folder: name it with -o DIR")
         _, doc = exported_profile(find_root(root), profile_id)
+        if fmt in FOLDER_FORMATS:
+            from metrics_manual.exports.folder import folder_files, write_folder
+
+            write_folder(Path(output), folder_files(doc, fmt), fmt, doc.profile.id)
+            return
         text = export_text(doc, fmt)
         if output == "-":
             click.echo(text, nl=False)

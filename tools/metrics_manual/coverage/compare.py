@@ -1,4 +1,8 @@
-"""The catalog held against what a Miles checkout logs: documented, undocumented, gone, moved."""
+"""The catalog's keys held against what a Miles checkout logs: documented, undocumented, gone, timed only.
+
+Where each entry says the key is computed and named (its origins' files, symbols and evidence lines)
+is held by evidence.py, one finding per miss at the catalog field to correct.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,6 @@ from pathlib import Path
 from metrics_manual.coverage.scan import Emission, Scan
 from metrics_manual.model.keys import is_pattern, overlap
 from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
-
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 @dataclass(frozen=True)
@@ -70,14 +72,6 @@ class NotVisible:
     reason: str
 
 
-@dataclass(frozen=True)
-class Moved:
-    key: str
-    path: str
-    symbol: str | None
-    reason: str
-
-
 @dataclass
 class Result:
     commit: str | None
@@ -91,21 +85,20 @@ class Result:
     marked_but_logged: list[MarkedButLogged] = field(default_factory=list)
     # ranges/coverage.yaml calls these invisible, but the scan sees them: the entry is stale
     visible_after_all: list[str] = field(default_factory=list)
-    moved: list[Moved] = field(default_factory=list)
     concrete: int = 0  # documented concrete keys (no hole), step keys aside
     concrete_seen: int = 0  # of which the scan finds logged, or timed and never logged
 
     @property
     def failing(self) -> bool:
-        """Exit 1: a key undocumented, documented but not logged (gone, or timed and never flushed), or a stale
-        or moved entry, that ranges/coverage.yaml does not explain."""
+        """Exit 1: a key undocumented, documented but not logged (gone, or timed and never flushed), marked
+        not logged but logged, or a stale entry of ranges/coverage.yaml, that ranges/coverage.yaml does not
+        explain."""
         return (
             any(u.known is None for u in self.emitted_not_documented)
             or bool(self.documented_not_emitted)
             or any(t.documented and not t.marked for t in self.timed_not_logged)
             or bool(self.marked_but_logged)
             or bool(self.visible_after_all)
-            or bool(self.moved)
         )
 
 
@@ -165,28 +158,6 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         entries = [m for d, m in docs if overlap(d, key)]
         marked = bool(entries) and all(m.not_logged for m in entries)
         out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, bool(entries), marked))
-    out.moved = moved(catalog, scan, root)
-    return out
-
-
-def moved(catalog: Catalog, scan: Scan, root: Path) -> list[Moved]:
-    """Catalog origins whose file or function is not in the checkout (a file moved, a function renamed)."""
-    out: list[Moved] = []
-    for s in catalog.sections:
-        for m in s.metrics:
-            if m.origin is None:
-                continue
-            places = [(m.origin.path, m.origin.symbol)]
-            if m.origin.named_at:
-                places.append((m.origin.named_at.path, m.origin.named_at.symbol))
-            for path, symbol in places:
-                if not path.endswith(".py"):
-                    continue  # a library (Megatron), not a file of Miles
-                if not (root / path).is_file():
-                    out.append(Moved(m.key, path, symbol, "the file is not in the checkout"))
-                elif symbol and _IDENTIFIER.match(symbol) and path in scan.symbols:
-                    if symbol.rsplit(".", 1)[-1] not in scan.symbols[path]:
-                        out.append(Moved(m.key, path, symbol, "no function or class of that name in the file"))
     return out
 
 

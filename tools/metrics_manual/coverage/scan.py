@@ -118,11 +118,10 @@ class Excluded:
 
 @dataclass
 class Scan:
-    """What one checkout logs: its emissions, the strings excluded by rule, and its symbols by file."""
+    """What one checkout logs: its emissions, and the strings excluded by rule."""
 
     emissions: list[Emission] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
-    symbols: dict[str, set[str]] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
     processes: ProcessModel = field(default_factory=ProcessModel)
 
@@ -218,7 +217,6 @@ class _Scanner:
             self._index(mod)
 
     def _index(self, mod: _Module) -> None:
-        names: set[str] = set()
         top = _Func(None, mod, "<module>", [])
         self._collect(top, mod.tree.body)
         for node in ast.walk(mod.tree):
@@ -226,8 +224,6 @@ class _Scanner:
                 base = absolute_module(mod.dotted, mod.path, node)
                 for a in node.names:
                     mod.imports[a.asname or a.name] = base
-            if isinstance(node, ast.ClassDef):
-                names.add(node.name)
         stack: list[tuple[ast.AST, str]] = [(mod.tree, "")]
         while stack:
             parent, prefix = stack.pop()
@@ -247,14 +243,12 @@ class _Scanner:
                         mod.top[child.name] = fn
                     mod.every.append(fn)
                     self.by_name.setdefault(child.name, []).append(fn)
-                    names.add(child.name)
                     stack.append((child, qual + "."))
                 elif isinstance(child, ast.ClassDef):
                     stack.append((child, f"{prefix}{child.name}."))
                 else:
                     stack.append((child, prefix))
         mod.every.append(top)
-        self.scan.symbols[mod.path] = names
 
     def _collect(self, fn: _Func, body: list[ast.stmt]) -> None:
         """The assignments, dict writes, loops and returns of one function body (nested defs excluded)."""

@@ -3,6 +3,7 @@
 A finding names its kind by one of the constants below (`Finding(..., code=UNKNOWN_FIELD)`);
 the command decides what to do by kind (`code.rebuild`), never by a message's words, and
 docs/findings.md lists this registry. A code never changes meaning once released: retire it
+(`retired=`, no constant, so no command reports it again, and its id is never given again)
 and add a new one instead.
 
 Hundreds: 1 the source's fields, 2 the source's YAML, 3 templates and the site's set-up,
@@ -25,6 +26,7 @@ class Code:
     hint: str = field(compare=False)  # how to fix it, one sentence
     example: str = field(compare=False)  # a message as the command prints it
     rebuild: bool = field(default=False, compare=False)  # `metrics-manual build` fixes it
+    retired: str = field(default="", compare=False)  # why no command reports it any more, and what does instead
 
     def __str__(self) -> str:
         return self.id
@@ -38,10 +40,12 @@ class Code:
 CODES: dict[str, Code] = {}
 
 
-def _code(id: str, name: str, summary: str, hint: str, example: str, *, rebuild: bool = False) -> Code:
+def _code(
+    id: str, name: str, summary: str, hint: str, example: str, *, rebuild: bool = False, retired: str = ""
+) -> Code:
     if id in CODES or any(c.name == name for c in CODES.values()):
         raise AssertionError(f"finding code {id} {name} registered twice")  # pragma: no cover - import-time guard
-    CODES[id] = code = Code(id, name, summary, hint, example, rebuild)
+    CODES[id] = code = Code(id, name, summary, hint, example, rebuild, retired)
     return code
 
 
@@ -116,8 +120,8 @@ NOT_A_SOURCE_FILE = _code(
     "not-a-source-file",
     "A file under ranges/ is neither the catalog nor a profile.",
     "Move the file out of ranges/, or rename a profile to end in .yaml.",
-    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml and ranges/profiles/; "
-    "move this file elsewhere",
+    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml, coverage.yaml and "
+    "ranges/profiles/; move this file elsewhere",
 )
 COVERAGE_STALE = _code(
     "MM111",
@@ -425,15 +429,16 @@ NO_RUN_FILES = _code(
     "no-run-files",
     "A folder given as a run holds no metrics file of a known form.",
     "Point at the folder of the run's event, dashboard, CI history, TensorBoard or W&B CSV files.",
-    "dump:1:1: warning: no metrics file of a known form in this folder",
+    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ci-history, "
+    "tensorboard, wandb-csv; name the form with --input-format)",
 )
 UNKNOWN_RUN_FORM = _code(
     "MM503",
     "unknown-run-form",
     "A run file's form cannot be told from its content, or --input-format names no form.",
     "Name the form with --input-format (events, dashboard, ci-history, tensorboard, wandb-csv).",
-    "run.log:1:1: error: not a metrics file of a known form (events, dashboard, ci-history, tensorboard, "
-    "wandb-csv); name the form with --input-format",
+    "run.log:1:1: error: not a metrics file of a known form (tried: events, dashboard, ci-history, tensorboard, "
+    "wandb-csv; name the form with --input-format)",
 )
 CORRUPT_LINE = _code(
     "MM504",
@@ -448,7 +453,7 @@ CUT_LAST_LINE = _code(
     "The last line or record of a run file is cut short, as when the run is still writing it; it was skipped.",
     "Nothing, if the run is still going; else the file was truncated.",
     "dump/events/metrics.jsonl:200:1: warning: the last line is cut (the run may still be writing this file); "
-    "it was skipped",
+    "it was skipped and the last step counts as unfinished",
 )
 NOT_A_RECORD = _code(
     "MM506",
@@ -514,8 +519,8 @@ FILE_NAME_NOT_UTF8 = _code(
 STEPS_NOT_LOGGED = _code(
     "MM514",
     "steps-not-logged",
-    "A step key the run counts step by step (two steps of it logged in a row) has no record at steps between "
-    "its first and its last (a deleted, lost or unreadable record). The run went through them: every "
+    "A step key the run counts step by step (train/step, or two steps of it logged in a row) has no record at steps "
+    "between its first and its last (a deleted, lost or unreadable record). The run went through them: every "
     "expectation covering them is an error there (a warning). Past ten times the steps the run logged they "
     "are not filled in: an error of the run.",
     "Give the file that holds those steps, exclude them (--exclude-steps) if the run is known to lack them, or "
@@ -561,12 +566,16 @@ NO_LONGER_LOGGED = _code(
     "Remove the metric from ranges/catalog.yaml, or name it in ranges/coverage.yaml with why.",
     "ranges/catalog.yaml:1:1: error: train/old_metric is documented but Miles no longer logs it",
 )
-ORIGIN_MOVED = _code(
+_code(
     "MM603",
     "origin-moved",
     "A metric's origin (file or function) in the catalog is not where Miles logs it any more.",
     "Update the metric's origin in ranges/catalog.yaml.",
-    "ranges/catalog.yaml:1:1: error: train/grad_norm: miles/utils.py log_step: the function is gone",
+    "ranges/catalog.yaml:1:1: error: train/grad_norm: miles/utils.py log_step: no function or class of that name "
+    "in the file",
+    retired="No command reports it any more: a file that is not in the checkout is MM611 and a symbol its file does "
+    "not define is MM612, each at the catalog field to correct (MM603 named the catalog's first line, matched only "
+    "the last part of a `Class.method`, and repeated what those two report).",
 )
 # The catalog's evidence (an origin's or named_at's path, symbol, line and evidence) held against the checkout.
 EVIDENCE_PATH_MISSING = _code(
@@ -642,7 +651,8 @@ USAGE = _code(
     "usage",
     "The command was asked for something that does not exist: a profile, a project root, an option's value.",
     "Correct the command line; `metrics-manual COMMAND --help` lists the options.",
-    "-:1:1: error: no ranges/ folder in /tmp or any folder above it; run inside a project or pass --root DIR",
+    "-:1:1: error: no ranges/ folder in /tmp or any folder above it; run inside a project or pass --root DIR; "
+    "outside a project, judge a run with an exported profile: --profile FILE (as `metrics-manual export` writes it)",
 )
 WRITE_FAILED = _code(
     "MM902",
@@ -654,7 +664,7 @@ WRITE_FAILED = _code(
 MISSING_EXTRA = _code(
     "MM903",
     "missing-extra",
-    "Reading a run's form needs an optional package that is not installed.",
+    "Reading a run's form, or writing a TensorBoard log folder, needs an optional package that is not installed.",
     "Install the extra the message names, e.g. pip install 'metrics-manual[tensorboard]'.",
     "-:1:1: error: reading TensorBoard event files needs the tensorboard extra: pip install "
     "'metrics-manual[tensorboard]'",

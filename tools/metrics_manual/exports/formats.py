@@ -11,23 +11,30 @@ from typing import Any, assert_never
 
 from pydantic import BaseModel
 
-from metrics_manual.exports.names import EXPORT_FORMATS, SUFFIX
+from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.exports.grafana import to_grafana
+from metrics_manual.exports.names import FILE_FORMATS, SUFFIX
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
     EXPECTATION,
     SCHEMA_VERSION,
+    AtStep,
     Band,
     Catalog,
     Coverage,
+    EveryStep,
     Exact,
     Expectation,
+    FirstSteps,
     Median,
     MetricExport,
     Presence,
     Profile,
     ProfileExport,
     ProfileInfo,
+    Span,
+    Window,
 )
 from metrics_manual.source.load import Manual
 
@@ -53,6 +60,7 @@ CSV_COLUMNS: dict[str, str] = {
     "at_step": "exact at one step: that step",
     "condition": "when the expectation holds, in words",
     "sources": "ids of the profile's sources, separated by spaces",
+    "not_logged": "why no run logs the metric at the catalog's commit (its kind is then none); empty when it is logged",
 }
 
 
@@ -70,6 +78,7 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                     meaning=m.meaning,
                     unit=m.unit,
                     url=metric_url(site_url, section.id, m.anchor),
+                    not_logged=m.not_logged,
                     renamed_from=m.renamed_from,
                     expectations=profile.expectations.get(m.key, []),
                 )
@@ -199,8 +208,9 @@ def to_csv(doc: ProfileExport) -> str:
     pid = data["profile"]["id"]
     for m in data["metrics"]:
         base = [pid, m["section"], m["key"], _text_cell(m["meaning"]), _text_cell(m.get("unit"))]
+        not_logged = _text_cell(m.get("not_logged"))
         if not m["expectations"]:
-            w.writerow([*base, "none"] + [""] * (len(CSV_COLUMNS) - 6))
+            w.writerow([*base, "none"] + [""] * (len(CSV_COLUMNS) - 7) + [not_logged])
         for e in m["expectations"]:
             at = e.get("at")
             w.writerow(
@@ -217,6 +227,7 @@ def to_csv(doc: ProfileExport) -> str:
                     _cell(at["step"]) if isinstance(at, dict) else "",
                     _text_cell(e.get("condition")),
                     " ".join(e.get("sources", ())),
+                    not_logged,
                 ]
             )
     return buf.getvalue()
@@ -252,24 +263,14 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
 # --- Prometheus --------------------------------------------------------------------
 
 
-def gauge_name(key: str) -> str:
-    """The gauge Miles exports for `key` with --use-prometheus (prometheus_utils.py)."""
-    return "miles_metric_" + key.replace("/", "_").replace("-", "_").replace("@", "_at_")
-
-
-_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-
-
-def no_gauge(key: str) -> str | None:
-    """Why Miles can export no gauge for `key` (None when it can): it replaces only / - @."""
-    bad = sorted(set(re.sub(r"[a-zA-Z0-9_:]", "", gauge_name(key))))
-    if _METRIC_NAME.fullmatch(gauge_name(key)):
-        return None
-    return f"no gauge: Miles keeps {' '.join(map(repr, bad))} in the name, which Prometheus does not allow"
-
-
 def _promql_number(v: int | float) -> str:
     return repr(v)
+
+
+# A rule for some steps only waits this long: Miles sets a log() call's metrics before its step key
+# (the key is added to the dict last), so a scrape in the middle of the call pairs a step's values
+# with the step before it, until the next scrape. `for` at least the scrape interval lets that pass.
+STEP_RULE_FOR = "1m"
 
 
 def _alert_name(key: str, suffix: str) -> str:
@@ -278,33 +279,67 @@ def _alert_name(key: str, suffix: str) -> str:
 
 
 def why_no_alert_rule(e: Expectation) -> str | None:
-    """Why a gauge cannot judge `e`, or None when a rule can (see `_alert`)."""
+    """Why no alerting rule can judge `e` honestly, or None when one can (see `_alert`)."""
     match e:
         case Band() | Exact():
-            steps = some_steps(e.span)
-            return f"{steps}: a gauge does not know the step" if steps else None  # else its value at any step
+            return None
         case Median():
-            return "a median over steps: a gauge holds one value"
+            return "a median over steps: Prometheus keeps scrapes, not steps (a longer step would count more), and the median is known only after its last step"
         case Presence():
-            return "presence: a gauge cannot tell a missing log"
+            return "presence: a gauge keeps its last value when a step logs nothing, so a missing log looks logged"
         case _:
             assert_never(e)
 
 
 def _alert(e: Expectation, gauge: str) -> tuple[str, str, str]:
-    """The PromQL expression that fires when `gauge` breaks `e`, the alert name's suffix and its verb."""
+    """The PromQL expression that fires when `gauge` breaks `e` (or is not a finite number), the
+    alert name's suffix and its verb."""
     match e:
         case Band():
-            parts = ([f"{gauge} < {_promql_number(e.min)}"] if e.min is not None else []) + (
-                [f"{gauge} > {_promql_number(e.max)}"] if e.max is not None else []
-            )
-            return " or ".join(parts), "OutOfRange", "left its range"
-        case Exact():
+            low = f"{gauge} < {_promql_number(e.min)}" if e.min is not None else f"{gauge} == -Inf"
+            high = f"{gauge} > {_promql_number(e.max)}" if e.max is not None else f"{gauge} == +Inf"
+            return f"{low} or {high} or {gauge} != {gauge}", "OutOfRange", "left its range"  # x != x: NaN
+        case Exact():  # NaN and the infinities differ from any value
             return f"{gauge} != {_promql_number(e.value)}", "NotExpected", "differs from its expected value"
         case Median() | Presence():
             raise ValueError(f"no alerting rule for a {e.kind}: {why_no_alert_rule(e)}")
         case _:
             assert_never(e)
+
+
+def _steps_filter(span: Span, step_gauge: str) -> tuple[str, str] | None:
+    """The PromQL filter on the step key's gauge that keeps the steps `span` covers, and the alert
+    name's words for them; None when it covers every step (no filter).
+
+    The step's number, as Miles logs it: a run resumed at step 100 is past the first 48 steps."""
+    match span:
+        case Window(first=n) | FirstSteps(count=n):
+            return f"{step_gauge} < {n}", f"InFirst{n}Steps"
+        case AtStep(step=n):
+            return f"{step_gauge} == {n}", f"AtStep{n}"
+        case EveryStep():
+            return None
+        case _:
+            assert_never(span)
+
+
+def _rule_expr(e: Band | Exact, key: str, step_keys: dict[str, str]) -> tuple[str, str, str, bool] | str:
+    """The rule's expression, alert name suffix and verb, and whether it is joined with the step's
+    gauge; or why `key` can have no rule."""
+    if why := no_gauge(key):
+        return why
+    expr, suffix, verb = _alert(e, gauge_name(key))
+    step_key = step_keys.get(key.split("/", 1)[0])
+    kept = _steps_filter(e.span, gauge_name(step_key or ""))
+    if kept is None:
+        return expr, suffix, verb, False
+    if step_key is None:
+        return f"{some_steps(e.span)}, and the catalog names no step key for its namespace"
+    if why := no_gauge(step_key):
+        return f"{some_steps(e.span)}, and its step key {step_key} has {why}"
+    where, words = kept
+    # PromQL's `and` binds tighter than `or`: the band's alternatives in parentheses.
+    return f"({expr}) and on(run_name) {where}", suffix + words, verb, True
 
 
 def _go_literal(text: str) -> str:
@@ -327,36 +362,41 @@ def to_prometheus(doc: ProfileExport) -> str:
             if why:
                 left_out.append(f"{m.key}: {text} ({why})")
                 continue
+            assert isinstance(e, Band | Exact)  # why_no_alert_rule: the others have no rule
             for key in keys:
-                if why := no_gauge(key):
-                    left_out.append(f"{key}: {text} ({why})")
+                made = _rule_expr(e, key, doc.step_keys)
+                if isinstance(made, str):
+                    left_out.append(f"{key}: {text} ({made})")
                     continue
-                expr, suffix, verb = _alert(e, gauge_name(key))
+                expr, suffix, verb, joined = made
                 name = _alert_name(key, suffix)
                 names[name] = names.get(name, 0) + 1
                 if names[name] > 1:
                     name += str(names[name])
                 meaning, title, expected = (_go_literal(t) for t in (m.meaning, doc.profile.title, text))
                 annotations = {
-                    "summary": f"{key} {verb} on run {{{{ $labels.run_name }}}}",
-                    "description": f"{key} ({meaning}) is {{{{ $value }}}}; profile {doc.profile.id} ({title}) expects {expected}.",
+                    "summary": f"{_go_literal(key)} {verb} on run {{{{ $labels.run_name }}}}",
+                    "description": f"{_go_literal(key)} ({meaning}) is {{{{ $value }}}}; profile {doc.profile.id} ({title}) expects {expected}.",
                     "profile": doc.profile.id,
                     "expected": expected,
                 }
                 if m.url:
                     annotations["manual_url"] = m.url
-                rules.append(
-                    {
-                        "alert": name,
-                        "expr": expr,
-                        "labels": {"severity": "warning", "profile": doc.profile.id, "metric": key},
-                        "annotations": annotations,
-                    }
-                )
+                rule: dict[str, Any] = {"alert": name, "expr": expr}
+                if joined:
+                    rule["for"] = STEP_RULE_FOR
+                rule["labels"] = {"severity": "warning", "profile": doc.profile.id, "metric": key}
+                rule["annotations"] = annotations
+                rules.append(rule)
     head = [
         f"# Prometheus alerting rules for a live Miles run (--use-prometheus), profile {doc.profile.id}.",
         "# Generated by `metrics-manual export`; regenerate, do not edit.",
-        "# Not judged here, since a gauge cannot judge them:"
+        "# A rule fires while a metric's gauge is outside its range or not a finite number.",
+        "# A range for some steps only (the first N steps, one step) is joined on run_name with the gauge of the",
+        "# metric's step key, which Miles sets in the same log() call, after the metrics. Such a rule waits",
+        f"# `for: {STEP_RULE_FOR}`: a scrape in the middle of that call (a step's values beside the number of the",
+        "# step before) must not fire it.",
+        "# Not judged here, since no rule can judge them honestly:"
         if left_out
         else "# Every expectation of the profile has a rule.",
         *(f"# - {line}" for line in left_out),
@@ -369,7 +409,7 @@ def render_exports(manual: Manual, site_url: str | None) -> dict[str, str]:
     out: dict[str, str] = {f"{EXPORT_DIR}/profile.schema.json": schema_text(ProfileExport, "Exported profile")}
     for p in manual.profiles:
         doc = export_document(manual, p, site_url)
-        for fmt in EXPORT_FORMATS:
+        for fmt in FILE_FORMATS:
             out[f"{EXPORT_DIR}/{p.id}{SUFFIX[fmt]}"] = export_text(doc, fmt)
     return out
 
@@ -382,8 +422,6 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
     if fmt == "csv":
         return to_csv(doc)
     if fmt == "grafana":
-        from metrics_manual.exports.grafana import to_grafana  # it imports gauge_name from here
-
         return to_grafana(doc)
     if fmt == "prometheus":
         return to_prometheus(doc)

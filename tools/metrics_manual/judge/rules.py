@@ -101,6 +101,7 @@ from metrics_manual.runs.series import (
     gap_findings,
     named_steps,
 )
+from metrics_manual.runs.series import counted as counts_step_by_step  # one test of counting, the gaps' too
 from metrics_manual.text import clip
 
 DEFAULT_RTOL = 0.10
@@ -554,12 +555,9 @@ class _Reached(dict[str, list[int]]):
         return self.gaps[sk]
 
     def counted(self, sk: str) -> bool:
-        """Whether the run counts `sk` step by step: it logged two steps of it in a row somewhere
-        (the gap rule's test: Miles' train/step and rollout/step)."""
+        """Whether the run counts `sk` step by step (the gap rule's test: runs/series.py `counted`)."""
         if sk not in self._counted:
-            logged = self.step_gaps(sk).logged
-            whole = len(logged) > 1 and logged[-1] - logged[0] == len(logged) - 1  # at C speed, the common case
-            self._counted[sk] = whole or 1 in map(sub, logged[1:], logged[:-1])
+            self._counted[sk] = counts_step_by_step(self.step_gaps(sk).logged, sk)
         return self._counted[sk]
 
     def __missing__(self, sk: str) -> list[int]:

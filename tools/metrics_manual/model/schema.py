@@ -612,6 +612,11 @@ class MetricExport(Strict):
     meaning: Text = Field(description="What the value means.")
     unit: Text | None = Field(None, description="The unit of the metric and of every number of its expectations.")
     url: Text | None = Field(None, description="The metric's anchor in the manual.")
+    not_logged: Text | None = Field(
+        None,
+        description="Why no process logs this key at the catalog's commit (the catalog's `not_logged`): no run "
+        "shows it, so it has no expectations. Absent for a logged metric.",
+    )
     renamed_from: list[Rename] = Field(
         default_factory=list,
         description="Keys it was logged as before Miles renamed it: judge reads a run's values under them as this key.",

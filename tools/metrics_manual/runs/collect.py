@@ -6,13 +6,21 @@ the size of the logs.
 
 The rules of a merge (docs/judging.md states them in these words):
 
-- within one file, a step logged again later supersedes the earlier record (a run resumed
-  from a checkpoint re-logs its steps); the steps re-logged are named in the result;
-- a higher `attempt` (the event log's fault-tolerance retry) wins over a lower one, in one
-  file or across files;
-- the same metric and step in two different files with different values, at the same
-  attempt, is a conflict: an error of that metric naming both files. Values that agree to
-  float32 precision (TensorBoard stores float32) are the same value.
+- within one file, a later record of a step supersedes an earlier one, whatever its `attempt`:
+  one process and its restarts write a file in time order (Miles' EventLogger and the
+  dashboard's MetricStore append to it, a W&B history lists its rows in order), and a process
+  resumed from a checkpoint logs its steps again and starts its attempts again at 0. A step
+  logged again is named in the result as re-logged (a resumed run), unless its later record
+  has a higher `attempt` than the one it replaces (the event log's fault-tolerance retry);
+- across files, a file whose first record was written after another file's last record is a
+  later life of the run (a resumed process in a file of its own, as TensorBoard's new file of
+  each process): at a step both log, its record supersedes, whatever the attempts, and the
+  step is named re-logged. A record's time is the event log's `timestamp`, the dashboard's
+  `ts`, TensorBoard's `wall_time` and the W&B history's `_timestamp`; the CI history has none;
+- between files whose times overlap (processes writing at once) or are not known, a higher
+  `attempt` wins (a retry logged by another process); the same metric and step with different
+  values at the same attempt is a conflict: an error of that metric naming both files. Values
+  that agree to float32 precision (TensorBoard stores float32) are the same value.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from metrics_manual.diagnostics import codes
@@ -50,6 +59,12 @@ class Part:
     path: str
     series: Series
     attempts: dict[int, int]  # step -> attempt, only for steps with an attempt above 0
+    span: tuple[float, float] | None  # the times of the file's first and last records, when it has them
+
+    def later_than(self, other: Part) -> bool:
+        """Whether this file is a later life of the run than `other`: its first record was written
+        after the other's last."""
+        return self.span is not None and other.span is not None and self.span[0] > other.span[1]
 
 
 @dataclass
@@ -111,7 +126,8 @@ class Collector:
         """Start a file: its values are kept apart until `end`, so two files can be compared."""
         self.path = path
         self.series: dict[str, Series] = {}
-        self.attempts: dict[tuple[str, int], int] = {}
+        self.attempts: dict[tuple[str, int], int] = {}  # (key, step) -> the attempt of its value, when above 0
+        self.times: tuple[float, float] | None = None
 
     def end(self) -> None:
         """End the file `begin` started: its series join the parts that `finish` merges."""
@@ -120,8 +136,15 @@ class Collector:
             by_key.setdefault(k, {})[s] = a
         for key, series in self.series.items():
             if series:
-                self._parts.setdefault(key, []).append(Part(self.path, series, by_key.get(key, {})))
+                self._parts.setdefault(key, []).append(Part(self.path, series, by_key.get(key, {}), self.times))
         self.begin("")
+
+    def span(self, first: Any, last: Any) -> None:
+        """The times of the file's first and last records as the file writes them (seconds, or an ISO
+        8601 text): what orders the files of a run's lives (the rules of a merge). A time that
+        cannot be read leaves the file without one."""
+        a, b = seconds(first), seconds(last)
+        self.times = (a, b) if a is not None and b is not None and a <= b else None
 
     def step_key(self, key: str) -> str | None:
         """The key whose value is `key`'s step; None for a step key itself, an unknown namespace or a
@@ -175,19 +198,17 @@ class Collector:
                 self.unread_past.add(hash(k))
 
     def put(self, key: str, step: int, value: float, attempt: int = 0) -> None:
-        """Record one value. A lower attempt than one already read is dropped; a step logged
-        again in the same file at the same attempt replaces the earlier value (and is noted)."""
+        """Record one value. A step logged again in the same file replaces the earlier value, whatever
+        the attempts, and is noted re-logged, unless this is a higher attempt (a retry)."""
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
         if attempt or self.attempts:
-            old = self.attempts.get((key, step), 0)
-            if attempt < old:
-                return
+            old = self.attempts.pop((key, step), 0)
             if attempt:
                 self.attempts[(key, step)] = attempt
             if attempt > old and step in series:
-                series[step] = value  # a retry: the attempt rule decides, not a re-log
+                series[step] = value  # a retry: a higher attempt of the step, no re-log
                 return
         if series.replace(step, value):
             sk = self.placed.get(key) or self.step_keys.get(key.split("/", 1)[0], "")
@@ -259,25 +280,55 @@ class Collector:
             elif key in self.step_key_set:
                 out.series[key] = Series(sorted({(s, float(s)) for p in parts for s in p.series}))
             else:
-                out.series[key], conflicts = _merge(parts)
+                out.series[key], conflicts, relogged = _merge(parts)
                 if conflicts:
                     out.conflicts[key] = conflicts
+                sk = self.placed.get(key) or self.step_keys.get(self.renames.get(key, key).split("/", 1)[0], "")
+                for path, steps in relogged.items():
+                    self._relogged.setdefault((path, sk), set()).update(steps)
         out.relogged = {k: sorted(v) for k, v in self._relogged.items()}
         return out
 
 
-def _merge(parts: list[Part]) -> tuple[Series, list[tuple[int, str, str]]]:
-    """One metric's values from several files: the higher attempt wins; a different value at the same
-    attempt is a conflict (step, the earlier file, the later file)."""
-    kept: dict[int, tuple[float, int, str]] = {}
+def _merge(parts: list[Part]) -> tuple[Series, list[tuple[int, str, str]], dict[str, set[int]]]:
+    """One metric's values from several files: a later life's record supersedes (and its step is
+    re-logged in that file); else the higher attempt wins; a different value at the same attempt is a
+    conflict (step, the earlier file, the later file)."""
+    kept: dict[int, tuple[float, int, Part]] = {}
     conflicts: list[tuple[int, str, str]] = []
+    relogged: dict[str, set[int]] = {}
     for p in parts:
         attempts = p.attempts
         for step, value in p.series.items():
             attempt = attempts.get(step, 0) if attempts else 0
             old = kept.get(step)
-            if old is None or attempt > old[1]:
-                kept[step] = (value, attempt, p.path)
+            if old is None:
+                kept[step] = (value, attempt, p)
+            elif p.later_than(old[2]):
+                kept[step] = (value, attempt, p)
+                relogged.setdefault(p.path, set()).add(step)
+            elif old[2].later_than(p):
+                relogged.setdefault(old[2].path, set()).add(step)
+            elif attempt > old[1]:
+                kept[step] = (value, attempt, p)
             elif attempt == old[1] and not same_value(value, old[0]):
-                conflicts.append((step, old[2], p.path))
-    return Series(sorted((s, v[0]) for s, v in kept.items())), sorted(conflicts)
+                conflicts.append((step, old[2].path, p.path))
+    return Series(sorted((s, v[0]) for s, v in kept.items())), sorted(conflicts), relogged
+
+
+def seconds(raw: Any) -> float | None:
+    """A record's time in seconds: a number as it is, an ISO 8601 text (the event log's `timestamp`,
+    without a zone: UTC) or a number in text (a CSV cell); None for anything else."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        return None
+    try:
+        t = float(raw)
+    except OverflowError:
+        return None
+    except ValueError:  # a text that is no number
+        try:
+            when = datetime.fromisoformat(str(raw))
+            t = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+        except (ValueError, OverflowError, OSError):
+            return None
+    return t if math.isfinite(t) else None

@@ -2,7 +2,9 @@
 
 One object per `log()` call: `{"ts", "step_key", "step", "metrics": {key: value}}`, written
 with json.dumps, so a non-finite value is the bare token NaN, Infinity or -Infinity
-(Python's json reads them; runs/jsonl.py reads them as json.loads does).
+(Python's json reads them; runs/jsonl.py reads them as json.loads does). Miles writes `step` as
+the value of the record's `step_key` in its `metrics` (`tracking.log`); a record where the two
+differ cannot be placed: an error naming both, and the record is skipped.
 """
 
 from __future__ import annotations
@@ -34,24 +36,35 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     return False
         return True
 
+    first = last = None  # the first and last records' `ts`: the file's span (the rules of a merge)
     for n, record in records(path, rel, out, exact=exact):
-        put_record(record, n, rel, out, missing_step)
+        if put_record(record, n, rel, out, missing_step):
+            last = record["ts"] if "ts" in record else None
+            if first is None:
+                first = last
+    out.span(first, last)
 
 
-def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[str]) -> None:
+def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[str]) -> bool:
     """Put the values of one dashboard record (line `n`); `missing_step`: the keys already reported
-    logged without their step key in this file."""
+    logged without their step key in this file. False when the record was skipped (a finding)."""
     metrics = record.get("metrics") if isinstance(record, dict) else None
     if not isinstance(metrics, dict):
         out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)
-        return
+        return False
     step_key_set = out.step_key_set
     own_key, own_raw = record.get("step_key"), record.get("step")
     own_step = as_step(own_raw)
     if isinstance(own_key, str) and own_key in step_key_set:  # a list as step_key is no step key
         if own_step is None and own_raw is not None:
             out.problem(rel, n, not_a_step("step", own_raw), code=codes.NOT_A_STEP)
-            return
+            return False
+        inner = as_step(metrics.get(own_key))
+        if own_step is not None and inner is not None and inner != own_step:
+            # Which of the two is the step cannot be told (the module's docstring).
+            why = f"not a dashboard record: its step is {own_step} but its {own_key} is {inner}; it was skipped"
+            out.problem(rel, n, why, code=codes.NOT_A_RECORD)
+            return False
         if own_step is not None:
             out.put_step(own_key, own_step)
     steps: dict[str, int] = {}  # each step key's step, read once a record (not once a value)
@@ -84,3 +97,4 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
             out.put_invalid(key, step, value, line=n)
         else:
             out.put(key, step, v)
+    return True

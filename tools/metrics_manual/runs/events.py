@@ -29,9 +29,14 @@ def may_be_metric(line: bytes) -> bool:
 
 def read(path: Path, rel: str, out: Collector) -> None:
     missing_step: set[str] = set()
+    first = last = None  # the first and last metric events' timestamps: the file's span (the rules of a merge)
     for n, event in records(path, rel, out, may_be_metric):
         if isinstance(event, dict) and event.get("type") == "metric":
+            last = event.get("timestamp")
+            if first is None:
+                first = last
             metric(event, n, rel, out, missing_step)
+    out.span(first, last)
 
 
 def metric(event: dict[str, Any], n: int, rel: str, out: Collector, missing_step: set[str]) -> None:

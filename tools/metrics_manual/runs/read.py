@@ -50,6 +50,10 @@ def _special(path: Path) -> str | None:
         return None
 
 
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
 def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
     """(file, form) for every part of the run (a folder gives its files of a known form, in name
     order), a warning for each folder that has none, an error for a file name that is not UTF-8."""
@@ -59,7 +63,9 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
     for path in paths:
         if path.is_dir():
             before = len(found)
-            for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
+            # A hidden file or folder is passed over: Miles moves the event folder it restores a checkpoint
+            # over aside as .trash_* (miles/utils/audit_utils/event_logger/checkpoint.py).
+            for file in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))):
                 form = input_format if input_format != "auto" and looks_like(file, input_format) else None
                 form = form or (detect(file) if input_format == "auto" else None)
                 if form:

@@ -26,7 +26,7 @@ class Series(MutableMapping[int, float]):
     in little memory. Logs come in step order, so a new step is an append; a repeated step
     (a retry, a second folder) is found by bisection. A new step earlier than the last waits
     in `_late` until the series is read whole: inserting each into the arrays would make a log
-    written in falling step order quadratic (400,000 records took 22 s).
+    written in falling step order quadratic.
     """
 
     __slots__ = ("_late", "_steps", "_values")
@@ -211,7 +211,7 @@ class Run:
     def step_gaps(self, step_key: str) -> StepGaps:
         """The steps of `step_key` the run logged, and those with no record between them (`gaps`)."""
         logged = self.logged_steps(step_key)
-        return StepGaps(logged, *split_gaps(gaps(logged), len(logged)))
+        return StepGaps(logged, *split_gaps(gaps(logged, step_key), len(logged)))
 
     def reached(self, step_key: str) -> list[int]:
         """Every step of `step_key` the run reached, in order: those it logged anything at, and
@@ -238,17 +238,33 @@ GAPS_FILLED_PER_STEP = 10  # steps filled in per step the run logged: memory and
 GAPS_FILLED_MOST = 10_000  # or this many, for a short run
 
 
-def gaps(steps: Sequence[int]) -> list[range]:
+# Step keys Miles logs at every step they count, whatever the run's settings: train/step is
+# log_train_step's rollout_id * num_steps_per_rollout + step_id, logged at each optimizer step
+# (miles/backends/training_utils/log_utils.py at 31f1ca96). Not rollout/step: compute_rollout_step
+# (miles/utils/metric_utils.py) gives the rollout's id, or with --wandb-always-use-train-step the
+# train step the rollout starts at, a stride the logs do not state; nor eval/step, logged every
+# --eval-interval rollouts (and a snapshot eval skips the steps it finds its fleet busy at).
+EVERY_STEP = frozenset({"train/step"})
+
+
+def counted(steps: Sequence[int], step_key: str = "") -> bool:
+    """Whether the run counts a step key step by step, so a step between its first and last with no
+    record is a lost record: Miles logs it at every step (EVERY_STEP), or the run logged two of its
+    steps (sorted, distinct) in a row somewhere."""
+    if len(steps) < 2:
+        return False
+    if step_key in EVERY_STEP or steps[-1] - steps[0] == len(steps) - 1:  # at C speed, the common case
+        return True
+    return 1 in map(sub, steps[1:], steps[:-1])
+
+
+def gaps(steps: Sequence[int], step_key: str = "") -> list[range]:
     """The steps with no record between the first and the last of `steps` (sorted, distinct) of a
-    step key the run counts step by step: one it logged at two steps in a row somewhere (Miles'
-    train/step and rollout/step count every optimizer step and rollout). A step key logged only at
-    an interval (eval/step, a sampled W&B history) has no gap to tell."""
-    if len(steps) < 2 or steps[-1] - steps[0] == len(steps) - 1:
+    step key the run counts step by step (`counted`). Another step key logged only at an interval
+    (eval/step) has no gap to tell."""
+    if len(steps) < 2 or steps[-1] - steps[0] == len(steps) - 1 or not counted(steps, step_key):
         return []  # at C speed, the common case: every step from the first to the last
-    distances = list(map(sub, steps[1:], steps[:-1]))
-    if 1 not in distances:
-        return []
-    return [range(a + 1, a + d) for a, d in zip(steps, distances) if d > 1]
+    return [range(a + 1, b) for a, b in zip(steps, steps[1:]) if b - a > 1]
 
 
 class StepGaps(NamedTuple):

@@ -8,7 +8,9 @@ the time. Every scalar is read: nothing is sampled, as EventAccumulator's defaul
 (10,000 per tag) would, and nothing but the values is kept. The package's loaders end quietly at
 a bad record; this one says so: a record cut at the end of the file is a warning (still being
 written), any other bad record (a checksum that does not match, an event that does not parse) an
-error, and the rest of that file is skipped.
+error, and the rest of that file is skipped. A scalar is a `simple_value` (torch's SummaryWriter) or
+a one-number tensor of a tag whose first value names the `scalars` plugin (TensorFlow's writer
+keeps that metadata on each tag's first value only): every value of such a tag is read.
 """
 
 from __future__ import annotations
@@ -122,6 +124,10 @@ def read(path: Path, rel: str, out: Collector) -> None:
     crc = _crc32c()
     size = path.stat().st_size
     step_key, put, step_key_set = out.step_key, out.put, out.step_key_set
+    # Tag -> the plugin its first value with metadata names: TensorFlow's writer puts the metadata on each
+    # tag's first value only, so a tensor value is a scalar when its tag's first metadata says so.
+    plugin_of: dict[str, str] = {}
+    first = last = None  # the wall times of the file's first and last summaries: its span (the rules of a merge)
     n = 0
     with path.open("rb") as fh:
         try:
@@ -135,6 +141,9 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     break
                 if not event.HasField("summary"):
                     continue
+                last = event.wall_time
+                if first is None:
+                    first = last
                 step = event.step
                 if not 0 <= step <= MAX_STEP:
                     why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
@@ -150,7 +159,11 @@ def read(path: Path, rel: str, out: Collector) -> None:
                     kind = v.WhichOneof("value")
                     if kind == "simple_value":
                         put(tag, step, v.simple_value)
-                    elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars":
+                    elif kind == "tensor":
+                        if tag not in plugin_of and v.HasField("metadata"):
+                            plugin_of[tag] = v.metadata.plugin_data.plugin_name
+                        if plugin_of.get(tag) != "scalars":
+                            continue
                         value, why = _tensor_scalar(v.tensor)
                         if value is None:
                             out.put_invalid(tag, step, None, line=n, text=why)
@@ -161,6 +174,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
         except Corrupt as exc:
             why = f"corrupt event record {n + 1}: {exc.args[0]}; the rest of the file was skipped"
             out.problem(rel, n + 1, why, code=codes.CORRUPT_LINE)
+    out.span(first, last)
     if out.progress:
         out.progress(size)
 

@@ -1,0 +1,140 @@
+"""An export that is a folder (TensorBoard's log folder), written whole or not at all.
+
+The folder is the user's place: the export writes into a new folder or an empty one, or replaces
+an earlier export of its own, recognised by the list of files it left (MARKER) and nothing else
+beside them. It never writes through a symlink, nor into a folder that holds anything else. The
+files are written into a new folder beside the target, then renamed into place: the target is
+the old folder or the new one, never half of one. An error or Ctrl-C on the way undoes what was
+done; a SIGKILL may leave a hidden `.<name>.*.tmp` (or `.old`) folder beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+from metrics_manual.disk.files import WriteError, current_umask
+from metrics_manual.model.schema import ProfileExport
+from metrics_manual.text import shown_path
+
+MARKER = "metrics-manual-export.json"  # what the export wrote, so the next one may replace it
+WRITTEN_BY = "metrics-manual export"
+
+
+def folder_files(doc: ProfileExport, fmt: str) -> dict[str, Callable[[BinaryIO], None]]:
+    """The files of the folder export `fmt` (names.FOLDER_FORMATS) of a profile, by path inside the
+    folder, each with what writes it into an open file (a long file is streamed, never held whole)."""
+    if fmt == "tensorboard":
+        from metrics_manual.exports.tensorboard import tensorboard_files
+
+        return tensorboard_files(doc)
+    raise ValueError(f"no exporter for folder format {fmt!r}")  # a folder format added to names.FORMATS needs one here
+
+
+def write_folder(target: Path, files: Mapping[str, Callable[[BinaryIO], None]], fmt: str, profile: str) -> None:
+    """Write `files` (relative paths with `/` -> what writes each) as the folder `target`; WriteError
+    if it cannot, with nothing written."""
+    target = Path(os.path.abspath(target))  # not resolved: a symlink at the target is refused, not followed
+    where = shown_path(target)
+    if not target.name:
+        raise WriteError(f"cannot write {where}: name a folder")
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise WriteError(f"cannot write {where}: {exc.strerror}") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise WriteError(f"cannot write {where}: it is a symlink; the export writes only into a real folder")
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise WriteError(f"cannot write {where}: it is not a folder")
+    replaces = st is not None and bool(os.listdir(target))
+    if replaces:
+        if why := not_an_export(target):
+            raise WriteError(f"cannot write {where}: {why}; nothing was written")
+    marker = {"written_by": WRITTEN_BY, "format": fmt, "profile": profile, "files": sorted(files)}
+    mode = 0o777 & ~current_umask()
+    try:
+        staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    except OSError as exc:
+        raise WriteError(f"cannot write {where}: {exc.strerror}; nothing was written") from None
+    aside: Path | None = None
+
+    def undo() -> None:
+        if aside is not None and not os.path.lexists(target):
+            with contextlib.suppress(OSError):
+                os.rename(aside, target)  # the earlier export back in its place
+        shutil.rmtree(staged, ignore_errors=True)
+        if aside is not None:
+            with contextlib.suppress(OSError):
+                aside.rmdir()  # empty unless the earlier export could not move back
+
+    try:
+        os.chmod(staged, mode)
+        listing = (json.dumps(marker, indent=2) + "\n").encode()
+        todo: dict[str, Callable[[BinaryIO], None]] = {**files, MARKER: functools.partial(_write_bytes, listing)}
+        for rel, write in sorted(todo.items()):
+            path = staged / rel
+            path.parent.mkdir(mode=mode, parents=True, exist_ok=True)
+            with open(path, "xb") as fh:
+                write(fh)
+        if not replaces:
+            os.rename(staged, target)  # replaces an empty folder; a folder filled meanwhile makes it fail
+            return
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        os.rename(target, aside)
+        os.rename(staged, target)
+    except OSError as exc:
+        undo()
+        raise WriteError(f"cannot write {where}: {exc.strerror}; nothing was written") from None
+    except BaseException:  # Ctrl-C, or a bug: no half folder either
+        undo()
+        raise
+    if not_an_export(aside) is None:  # again: a file put there since the first look stays
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def not_an_export(folder: Path) -> str | None:
+    """Why `folder` is not an earlier export that a new one may replace, or None when it is one: its
+    marker lists exactly the files beside it, every one a regular file, and nothing is a symlink."""
+    try:
+        with open(folder / MARKER, "rb", opener=_no_follow) as fh:
+            marker = json.loads(fh.read(1 << 20))
+        listed = {str(f) for f in marker["files"]} if marker.get("written_by") == WRITTEN_BY else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        listed = None
+    if listed is None:
+        return f"it is not empty and not a folder that `{WRITTEN_BY}` wrote (it holds no {MARKER} of its own)"
+    found: set[str] = set()
+    for top, dirs, names in os.walk(folder):  # never follows a symlink to a folder
+        for name in [*dirs, *names]:
+            path = Path(top) / name
+            rel = path.relative_to(folder).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                return f"it holds a symlink, {shown_path(rel)}"
+            if not stat.S_ISDIR(mode):
+                if not stat.S_ISREG(mode):
+                    return f"it holds {shown_path(rel)}, which is not a regular file"
+                found.add(rel)
+    others = sorted(found - listed - {MARKER})
+    if others:
+        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+        return f"it holds {shown_path(others[0])}{more}, which the earlier export did not write"
+    return None
+
+
+def _write_bytes(data: bytes, fh: BinaryIO) -> None:
+    fh.write(data)
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW)
