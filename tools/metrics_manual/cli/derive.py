@@ -17,7 +17,8 @@ from metrics_manual.derive.new_profile import NewProfile, new_file, parse_hardwa
 from metrics_manual.derive.plan import DerivePlan, RunArg, plan_derivation
 from metrics_manual.derive.stats import DEFAULT_METHOD, Method, Options
 from metrics_manual.diagnostics.finding import ManualError, UsageError
-from metrics_manual.disk.files import locked, write_real_file
+from metrics_manual.disk.files import write_real_file
+from metrics_manual.disk.switch import locked
 from metrics_manual.model.schema import SLUG_PATTERN
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.source.load import did_you_mean, load_manual

@@ -12,6 +12,7 @@ from typing import Any, assert_never
 from pydantic import BaseModel
 
 from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.exports.grafana import to_grafana
 from metrics_manual.exports.names import FILE_FORMATS, SUFFIX
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import describe
@@ -421,8 +422,6 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
     if fmt == "csv":
         return to_csv(doc)
     if fmt == "grafana":
-        from metrics_manual.exports.grafana import to_grafana  # it imports gauge_name from here
-
         return to_grafana(doc)
     if fmt == "prometheus":
         return to_prometheus(doc)

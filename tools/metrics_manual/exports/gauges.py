@@ -1,4 +1,8 @@
-"""The Prometheus gauge Miles exports for a metric key (--use-prometheus), one rule for every output."""
+"""The gauges Miles exports with --use-prometheus: a key's gauge name, and why a key can have none.
+
+The alerting rules (formats.py), the Grafana dashboard (grafana.py) and the check that no two keys of
+the catalog give one gauge (source/load.py) read them.
+"""
 
 from __future__ import annotations
 

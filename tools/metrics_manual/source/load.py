@@ -20,7 +20,7 @@ from metrics_manual.model.keys import overlap
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
-# pydantic and the model (0.1 s to import) are imported where they are used: importing this module stays cheap.
+# pydantic and the model (slow to import) are imported where they are used: importing this module stays cheap.
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -71,9 +71,9 @@ class Manual:
         raise KeyError(profile_id)
 
 
-# "Did you mean" compares a word with each candidate (difflib, 20-70 microseconds each: up to 0.7 s in
-# a catalog of 10,000 keys). A source of thousands of unknown keys must not take hours to report, so a
-# load compares at most this many pairs; past that its findings come without the hint.
+# "Did you mean" compares a word with each candidate (difflib, costly per pair). A source of thousands of
+# unknown keys against a large catalog must not take hours to report, so a load compares at most this many
+# pairs; past that its findings come without the hint.
 HINT_COMPARISONS = 50_000
 _hint_budget = [HINT_COMPARISONS]
 
@@ -390,9 +390,9 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             # What the pause allocated and kept is all in the youngest generation: the first collection
-            # after it would go over every object (0.13-0.19 s after 10,000 metrics x 10 profiles, at the
-            # end of every load). Move it to the oldest, where surviving collections would have put it
-            # (two list splices): only a full collection visits it again, and any cycle is still freed.
+            # after it would go over every object, at the end of every load. Move it to the oldest, where
+            # surviving collections would have put it (two list splices): only a full collection visits it
+            # again, and any cycle is still freed.
             gc.freeze()
             gc.unfreeze()
             gc.enable()
