@@ -113,6 +113,7 @@ def test_a_capture_that_is_a_symlink_stops_the_run_before_any_capture_is_written
         (lambda p: p.mkdir(), "a folder stands there"),
         (lambda p: p.write_bytes(b"\xff\xfe not a capture\n"), "holds no UTF-8 text"),
     ],
+    ids=["a-folder", "not-utf-8"],
 )
 def test_a_capture_derive_cannot_replace_stops_the_run_before_any_capture_is_written(
     tmp_path: Path, plant: Any, message: str
