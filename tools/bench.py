@@ -12,7 +12,8 @@
    step an event, and a scalar an event as add_scalar writes) and a W&B CSV, each beside its baselines (CPU seconds: a stdlib json loop, orjson alone, `grep -c` as
    the read floor, EventAccumulator, a csv loop) with the ratio.
 6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
-7. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
+7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
+8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
    write that makes a finding certain to the finding's line, at run lengths of 1,000 to 100,000 steps;
    the time to read a run's history when started late; peak RSS next to judge's on the same files.
 """
@@ -197,24 +198,29 @@ def report(name: str, root: Path, runs: int, validate_only: bool = False) -> Non
         f"[{name}] median of {runs}: `metrics-manual build` {build:.2f} s (generator in process {gen:.2f} s), "
         f"`metrics-manual check` {check:.2f} s, `mkdocs build` {mkdocs:.2f} s (it runs the generator too)"
     )
-    drifted = drift(root, mm)
+    drifted, shown = drift(root, mm)
     print(
         f"[{name}] ratios to mkdocs build: build {build / mkdocs:.2f}, generator in process {gen / mkdocs:.2f}, "
         f"check {check / mkdocs:.2f}, check with every page and export drifted {drifted / mkdocs:.2f} "
         f"({drifted:.2f} s; {drifted / check:.2f} of a clean check)"
     )
+    print(
+        f"[{name}] check's output with every page and export drifted: {len(shown.encode()):,} bytes, {shown.count(chr(10)):,} lines"
+    )
 
 
-def drift(root: Path, mm: list[str]) -> float:
-    """`metrics-manual check` after a change that moves every number of every profile (then build again)."""
+def drift(root: Path, mm: list[str]) -> tuple[float, str]:
+    """`metrics-manual check` after a change that moves every number of every profile: its time and what it
+    prints."""
     profiles = sorted((root / "ranges/profiles").glob("*.yaml"))
     originals = {p: p.read_text("utf-8") for p in profiles}
     for p, text in originals.items():
         p.write_text(text.replace("min: ", "min: -1"), "utf-8")
     took = timed([*mm, "check"], root)[0]
+    shown = subprocess.run([*mm, "check"], cwd=root, env=ENV, capture_output=True, text=True).stdout
     for p, text in originals.items():
         p.write_text(text, "utf-8")
-    return took
+    return took, shown
 
 
 def derive_figures(tmp: Path) -> None:
@@ -532,6 +538,87 @@ def judge_report(mb: int) -> None:
             path.unlink()
 
 
+def serve_report(saves: int) -> None:
+    """`mkdocs serve` on the real manual: the time from saving a band under ranges/ to the served page
+    showing it, the builds each save starts, and the build's own time as MkDocs logs it."""
+    import html
+    import re
+    import signal
+    import socket
+    import urllib.request
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "real"
+        for part in ("ranges", "templates", "docs"):
+            shutil.copytree(REPO / part, root / part)
+        shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+        profile = sorted((root / "ranges/profiles").glob("*.yaml"))[0]
+        original = profile.read_text("utf-8")
+        band = re.search(r"max: (\d+(?:\.\d+)?)\}", original)
+        if band is None:
+            raise SystemExit(f"no band with a max in {profile}")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        log = (Path(tmp) / "serve.log").open("w")
+        cmd = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(root / "mkdocs.yml")]
+        proc = subprocess.Popen(cmd, cwd=root, env=ENV, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        page = f"http://127.0.0.1:{port}/profiles/{profile.stem}/"
+
+        def fetch() -> str:
+            try:
+                with urllib.request.urlopen(page, timeout=5) as r:
+                    return html.unescape(r.read().decode("utf-8"))
+            except OSError:
+                return ""
+
+        def builds() -> int:
+            return (Path(tmp) / "serve.log").read_text("utf-8").count("Building documentation")
+
+        try:
+            began = time.perf_counter()
+            while "metrics" not in fetch():
+                if time.perf_counter() - began > 120:
+                    raise SystemExit("mkdocs serve did not come up in 2 minutes")
+                time.sleep(0.2)
+            time.sleep(3)
+
+            def cpu() -> float:  # the server's CPU seconds so far (Linux: /proc)
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+            took, per_save, cpu_before = [], [], cpu()
+            for n in range(saves):
+                value = f"{9000 + n}.25"
+                before = builds()
+                profile.write_text(original[: band.start(1)] + value + original[band.end(1) :], "utf-8")
+                began = time.perf_counter()
+                while f"{9000 + n:,}.25" not in fetch():
+                    if time.perf_counter() - began > 60:
+                        raise SystemExit(f"the saved band did not show in a minute (see {tmp}/serve.log)")
+                    time.sleep(0.05)
+                took.append(time.perf_counter() - began)
+                time.sleep(3)  # a second build, if the save started one, has started by now
+                per_save.append(builds() - before)
+            cpu_per_save = (cpu() - cpu_before) / saves
+            built = [
+                float(s)
+                for s in re.findall(
+                    r"Documentation built in ([\d.]+) seconds", (Path(tmp) / "serve.log").read_text("utf-8")
+                )
+            ]
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+            log.close()
+        print(
+            f"[serve] real manual, {saves} saves of a band in {profile.name}: shown on the served page after "
+            f"{statistics.median(took):.2f} s (median; {min(took):.2f}-{max(took):.2f} s), builds per save "
+            f"{sorted(set(per_save))}, a build {statistics.median(built[1:]):.2f} s as MkDocs logs it (median), "
+            f"the server's CPU {cpu_per_save:.2f} s a save (its 3 s of quiet after each included)"
+        )
+
+
 def _follow_record(step: int, sk: str, keys: dict[str, float], nan: str | None = None) -> str:
     metrics = ", ".join([f'"{sk}": {step}'] + [f'"{k}": {"NaN" if k == nan else v}' for k, v in keys.items()])
     return f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n'
@@ -637,7 +724,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--part", choices=("all", "manual", "judge", "realistic", "derive", "follow"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "manual", "judge", "realistic", "derive", "serve", "follow"), default="all"
+    )
     parser.add_argument(
         "--judge-mb",
         type=int,
@@ -651,7 +740,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     # The package's bytecode, as an installed package has it: this machine sets PYTHONDONTWRITEBYTECODE,
-    # and compiling the package's own modules at each start would add 0.05-0.1 s to every command timed.
+    # and compiling the package's own modules at each start would be timed with every command.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tools" / "metrics_manual")], check=True)
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb or 1000)
@@ -661,9 +750,11 @@ def main() -> None:
     if args.part in ("all", "derive") and not args.validate:
         with tempfile.TemporaryDirectory() as tmp:
             derive_figures(Path(tmp))
+    if args.part in ("all", "serve") and not args.validate:
+        serve_report(3 if args.quick else 5)
     if args.part in ("all", "follow") and not args.validate:
         follow_report([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
-    if args.part in ("judge", "realistic", "derive", "follow"):
+    if args.part in ("judge", "realistic", "derive", "serve", "follow"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

@@ -26,7 +26,8 @@ from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import shown_path
 
 EXIT_INPUT = 2
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+# ASCII: `\d` and `\s` would take any script's digits ('１', '٣') and spaces.
+_RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$", re.ASCII)
 
 
 def parse_steps(text: str) -> StepRanges:
