@@ -168,7 +168,7 @@ def test_until_step_waits_for_a_later_step_to_be_finished(tmp_path: Path, profil
     run_forms.write_dashboard(upto(clean_run(), 7), tmp_path / "run")
     follower = RunFollower([tmp_path / "run"], STEP_KEYS, keys=judged_keys(profile))
     stopped = threading.Event()
-    stop = threading.Timer(0.5, stopped.set)
+    stop = threading.Timer(0.3, stopped.set)
     stop.start()
     _, _, why = follow(profile, follower, print, rtol=0.1, excluded=StepRanges(), until_step=6, stop=stopped)
     assert why == "stop received"  # step 7 is written, not finished: step 6 may still change

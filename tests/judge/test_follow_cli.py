@@ -94,8 +94,8 @@ def test_json_lines_as_the_run_writes_then_judges_verdict_on_sigterm(project: Pa
             fh.flush()
             record = json.loads(line)
             written[(record["step_key"], record["step"])] = time.monotonic()
-            time.sleep(0.05)
-    time.sleep(0.5)
+            time.sleep(0.02)
+    time.sleep(0.5)  # two looks past the last write
     code = follow.end()
     out = [json.loads(line) for _, line in follow.lines]
     *found, verdict = out
@@ -132,9 +132,9 @@ def test_text_one_line_a_finding_then_the_verdict_on_ctrl_c(project: Path, tmp_p
 
 def test_idle_ends_it_with_the_verdict(project: Path, tmp_path: Path) -> None:
     run_forms.write_dashboard(clean_run(), tmp_path / "run")
-    result = run_cli("judge", "--follow", "--idle", "0.5", "--profile", "judged", str(tmp_path / "run"), cwd=project)
+    result = run_cli("judge", "--follow", "--idle", "0.2", "--profile", "judged", str(tmp_path / "run"), cwd=project)
     assert result.returncode == 0, result.stderr
-    assert "ended (no new data for 0.5 s)" in result.stderr
+    assert "ended (no new data for 0.2 s)" in result.stderr
     assert result.stdout == run_cli("judge", "--profile", "judged", str(tmp_path / "run"), cwd=project).stdout
 
 
