@@ -159,6 +159,13 @@ def run_cli(*args: str, cwd: Path | None = None) -> Ran:
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
+def run_build(root: Path) -> Ran:
+    """`metrics-manual build` on `root`, which must succeed."""
+    result = run_cli("build", "--root", str(root))
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def run_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The installed command in a real process, as a user runs it (for the few smoke tests)."""
     return subprocess.run(

@@ -6,6 +6,7 @@ import contextlib
 import io
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -24,6 +25,22 @@ def reference_text(files: Mapping[str, str]) -> str:
     """The reference as one text: each section's page in catalog order, then the map of the metrics."""
     pages = [text for rel, text in files.items() if rel.startswith(REFERENCE_DIR) and rel != REFERENCE_MAP]
     return "\n".join([*pages, files[REFERENCE_MAP]])
+
+
+def site_over(root: Path, catalog: str, profiles: dict[str, str]) -> Path:
+    """The repository's site (mkdocs.yml, hand-written pages, templates) in `root`, over a fixture source
+    (`profiles`: id -> text): none of the real manual's generated files, captures or coverage is kept."""
+    from conftest import copy_repo
+
+    copy_repo(root)
+    for folder in ("ranges", "captures", "docs/reference", "docs/profiles", "docs/export"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    (root / "docs/.generated.json").unlink()
+    (root / "ranges/profiles").mkdir(parents=True)
+    (root / "ranges/catalog.yaml").write_text(catalog, "utf-8")
+    for pid, text in profiles.items():
+        (root / "ranges/profiles" / f"{pid}.yaml").write_text(text, "utf-8")
+    return root
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,10 @@
    step an event, and a scalar an event as add_scalar writes) and a W&B CSV, each beside its baselines (CPU seconds: a stdlib json loop, orjson alone, `grep -c` as
    the read floor, EventAccumulator, a csv loop) with the ratio.
 6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
+7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
+8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
+   write that makes a finding certain to the finding's line, at run lengths of 1,000 to 100,000 steps;
+   the time to read a run's history when started late; peak RSS next to judge's on the same files.
 """
 
 from __future__ import annotations
@@ -194,24 +198,29 @@ def report(name: str, root: Path, runs: int, validate_only: bool = False) -> Non
         f"[{name}] median of {runs}: `metrics-manual build` {build:.2f} s (generator in process {gen:.2f} s), "
         f"`metrics-manual check` {check:.2f} s, `mkdocs build` {mkdocs:.2f} s (it runs the generator too)"
     )
-    drifted = drift(root, mm)
+    drifted, shown = drift(root, mm)
     print(
         f"[{name}] ratios to mkdocs build: build {build / mkdocs:.2f}, generator in process {gen / mkdocs:.2f}, "
         f"check {check / mkdocs:.2f}, check with every page and export drifted {drifted / mkdocs:.2f} "
         f"({drifted:.2f} s; {drifted / check:.2f} of a clean check)"
     )
+    print(
+        f"[{name}] check's output with every page and export drifted: {len(shown.encode()):,} bytes, {shown.count(chr(10)):,} lines"
+    )
 
 
-def drift(root: Path, mm: list[str]) -> float:
-    """`metrics-manual check` after a change that moves every number of every profile (then build again)."""
+def drift(root: Path, mm: list[str]) -> tuple[float, str]:
+    """`metrics-manual check` after a change that moves every number of every profile: its time and what it
+    prints."""
     profiles = sorted((root / "ranges/profiles").glob("*.yaml"))
     originals = {p: p.read_text("utf-8") for p in profiles}
     for p, text in originals.items():
         p.write_text(text.replace("min: ", "min: -1"), "utf-8")
     took = timed([*mm, "check"], root)[0]
+    shown = subprocess.run([*mm, "check"], cwd=root, env=ENV, capture_output=True, text=True).stdout
     for p, text in originals.items():
         p.write_text(text, "utf-8")
-    return took
+    return took, shown
 
 
 def derive_figures(tmp: Path) -> None:
@@ -529,11 +538,195 @@ def judge_report(mb: int) -> None:
             path.unlink()
 
 
+def serve_report(saves: int) -> None:
+    """`mkdocs serve` on the real manual: the time from saving a band under ranges/ to the served page
+    showing it, the builds each save starts, and the build's own time as MkDocs logs it."""
+    import html
+    import re
+    import signal
+    import socket
+    import urllib.request
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "real"
+        for part in ("ranges", "templates", "docs"):
+            shutil.copytree(REPO / part, root / part)
+        shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+        profile = sorted((root / "ranges/profiles").glob("*.yaml"))[0]
+        original = profile.read_text("utf-8")
+        band = re.search(r"max: (\d+(?:\.\d+)?)\}", original)
+        if band is None:
+            raise SystemExit(f"no band with a max in {profile}")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        log = (Path(tmp) / "serve.log").open("w")
+        cmd = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(root / "mkdocs.yml")]
+        proc = subprocess.Popen(cmd, cwd=root, env=ENV, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        page = f"http://127.0.0.1:{port}/profiles/{profile.stem}/"
+
+        def fetch() -> str:
+            try:
+                with urllib.request.urlopen(page, timeout=5) as r:
+                    return html.unescape(r.read().decode("utf-8"))
+            except OSError:
+                return ""
+
+        def builds() -> int:
+            return (Path(tmp) / "serve.log").read_text("utf-8").count("Building documentation")
+
+        try:
+            began = time.perf_counter()
+            while "metrics" not in fetch():
+                if time.perf_counter() - began > 120:
+                    raise SystemExit("mkdocs serve did not come up in 2 minutes")
+                time.sleep(0.2)
+            time.sleep(3)
+
+            def cpu() -> float:  # the server's CPU seconds so far (Linux: /proc)
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+            took, per_save, cpu_before = [], [], cpu()
+            for n in range(saves):
+                value = f"{9000 + n}.25"
+                before = builds()
+                profile.write_text(original[: band.start(1)] + value + original[band.end(1) :], "utf-8")
+                began = time.perf_counter()
+                while f"{9000 + n:,}.25" not in fetch():
+                    if time.perf_counter() - began > 60:
+                        raise SystemExit(f"the saved band did not show in a minute (see {tmp}/serve.log)")
+                    time.sleep(0.05)
+                took.append(time.perf_counter() - began)
+                time.sleep(3)  # a second build, if the save started one, has started by now
+                per_save.append(builds() - before)
+            cpu_per_save = (cpu() - cpu_before) / saves
+            built = [
+                float(s)
+                for s in re.findall(
+                    r"Documentation built in ([\d.]+) seconds", (Path(tmp) / "serve.log").read_text("utf-8")
+                )
+            ]
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+            log.close()
+        print(
+            f"[serve] real manual, {saves} saves of a band in {profile.name}: shown on the served page after "
+            f"{statistics.median(took):.2f} s (median; {min(took):.2f}-{max(took):.2f} s), builds per save "
+            f"{sorted(set(per_save))}, a build {statistics.median(built[1:]):.2f} s as MkDocs logs it (median), "
+            f"the server's CPU {cpu_per_save:.2f} s a save (its 3 s of quiet after each included)"
+        )
+
+
+def _follow_record(step: int, sk: str, keys: dict[str, float], nan: str | None = None) -> str:
+    metrics = ", ".join([f'"{sk}": {step}'] + [f'"{k}": {"NaN" if k == nan else v}' for k, v in keys.items()])
+    return f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n'
+
+
+def follow_report(lengths: list[int]) -> None:
+    """judge --follow beside a growing dashboard log of the real manual's first profile's keys: after
+    `n` steps written, a NaN in a new metric at each of a few steps, one step written every 0.5 s; the
+    latency is from the write of the next step (which makes the NaN certain) to its line on stdout."""
+    import json
+    import threading
+
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.exports.profile import exported_profile
+    from metrics_manual.judge.rules import judged_keys
+    from metrics_manual.model.kinds import numbers
+
+    manual, profile = exported_profile(REPO, manual_first_profile())
+    step_keys = manual.catalog.step_keys
+    # A healthy run: each judged key at the middle of its first expectation's numbers.
+    healthy = {
+        key: statistics.fmean(next((n for e in m.expectations if (n := numbers(e))), [1.0]))
+        for m in profile.metrics
+        if m.expectations
+        for key in m.members or [m.key]
+    }
+    groups: dict[str, dict[str, float]] = {}
+    for key in sorted(judged_keys(profile)):
+        if sk := step_keys.get(key.split("/", 1)[0]):
+            groups.setdefault(sk, {})[key] = healthy[key]
+    sk, keys = max(groups.items(), key=lambda kv: len(kv[1]))
+    probes = list(keys)[:4]
+    for n in lengths:
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "dashboard" / "metrics.jsonl"
+            log.parent.mkdir()
+            with log.open("w", encoding="utf-8") as fh:
+                for step in range(n):
+                    for g, ks in groups.items():
+                        fh.write(_follow_record(step, g, ks))
+            mb = log.stat().st_size / 1e6
+            cmd = [sys.executable, "-m", "metrics_manual", "judge", "--follow", "--format", "json"]
+            proc = subprocess.Popen(
+                [*cmd, "--profile", profile.profile.id, tmp], cwd=REPO, env=ENV, stdout=subprocess.PIPE, text=True
+            )
+            arrived: dict[int, float] = {}
+
+            def read(proc: subprocess.Popen[str] = proc, arrived: dict[int, float] = arrived) -> None:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    f = json.loads(line)
+                    if f.get("finding") == "not_finite":
+                        arrived[f["step"]] = time.monotonic()
+
+            reader = threading.Thread(target=read)
+            reader.start()
+            certain: dict[int, float] = {}
+            with log.open("a", encoding="utf-8") as fh:
+                for i, step in enumerate(range(n, n + 2 * len(probes) + 1)):
+                    nan = probes[i // 2] if i % 2 == 0 and i // 2 < len(probes) else None
+                    for g, ks in groups.items():
+                        fh.write(_follow_record(step, g, ks, nan if g == sk else None))
+                    fh.flush()
+                    certain[step - 1] = time.monotonic()
+                    if i == 1:  # the history is read whole first: wait for the first finding
+                        while not arrived and proc.poll() is None:
+                            time.sleep(0.01)
+                    time.sleep(0.5 if i else 0.0)
+            time.sleep(1.0)
+            hwm = _vm_hwm(proc.pid)
+            proc.terminate()
+            proc.wait()
+            reader.join()
+            lat = sorted(arrived[s] - certain[s] for s in arrived if s in certain and s != n)
+            first = arrived.get(n, float("nan")) - certain.get(n, float("nan"))
+            _, judge_rss = timed([*cmd[:-4], "judge", "--profile", profile.profile.id, "--format", "json", tmp], REPO)
+            print(
+                f"[follow] {n:,} steps ({mb:,.0f} MB) before: the history read and the first finding in {first:.2f} s; "
+                f"then latency median {statistics.median(lat):.3f} s, max {max(lat):.3f} s ({len(lat)} findings, "
+                f"poll 0.2 s); peak RSS {hwm} MiB (judge on the same files: {judge_rss} MiB)"
+            )
+
+
+def manual_first_profile() -> str:
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.source.load import load_manual
+
+    return load_manual(REPO).profiles[0].id
+
+
+def _vm_hwm(pid: int) -> int:
+    """Peak RSS (MiB) of a running process, from /proc (0 where there is none)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--part", choices=("all", "manual", "judge", "realistic", "derive"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "manual", "judge", "realistic", "derive", "serve", "follow"), default="all"
+    )
     parser.add_argument(
         "--judge-mb",
         type=int,
@@ -547,7 +740,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     # The package's bytecode, as an installed package has it: this machine sets PYTHONDONTWRITEBYTECODE,
-    # and compiling the package's own modules at each start would add 0.05-0.1 s to every command timed.
+    # and compiling the package's own modules at each start would be timed with every command.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tools" / "metrics_manual")], check=True)
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb or 1000)
@@ -557,7 +750,11 @@ def main() -> None:
     if args.part in ("all", "derive") and not args.validate:
         with tempfile.TemporaryDirectory() as tmp:
             derive_figures(Path(tmp))
-    if args.part in ("judge", "realistic", "derive"):
+    if args.part in ("all", "serve") and not args.validate:
+        serve_report(3 if args.quick else 5)
+    if args.part in ("all", "follow") and not args.validate:
+        follow_report([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
+    if args.part in ("judge", "realistic", "derive", "serve", "follow"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

@@ -1,5 +1,5 @@
-"""Which `derive --method` should be the default, and how far should a band reach? Measured on
-generated Miles-shaped runs.
+"""Which `derive --method` should be the default, how far should a band reach, and how wide is a
+median's tolerance? Measured on generated Miles-shaped runs.
 
     python tools/derive_methods.py [--trials 40] [--steps 400] [--seeds 3] [--longer 1.5]
 
@@ -7,15 +7,22 @@ A clean run has what real runs have: a per-run offset (seed effects), a trend ov
 per-step noise, skewed metrics (lengths, times) and rare spikes (gradient norm). Bands are derived
 from `--seeds` clean runs of `--steps` steps as derive writes them (`stats.band_bounds`: envelope,
 kept to the domain, rounded outward to 3 digits; a margin widens by a factor for a metric whose
-domain starts at 0), reaching every step unless the runs trend (`trend.trend`), else their steps.
+domain starts at 0), reaching every step unless the runs trend (`trend.trend`), else their steps;
+the times are medians over the runs' steps with the tolerance derive writes (`stats.median_range`:
+a multiple of how far the runs' medians lie apart, or of a run's median's standard error, at
+least a floor).
 The next runs are the same training carried on, `--longer` times as long. For each method the
-table gives how often the next clean run passes every band and, for each planted fault in a run
-of its own, how often the faulted metric fails and how many other metrics fail beside it. The
-faults: the reward collapses, the gradient norm spikes, the answers run past the length limit,
-the gradient norm collapses to a tenth of its lowest value (a floor), and the gradient norm
-spikes after the steps the bands were measured on (late).
+table gives how often the next clean run passes every band and median and, for each planted fault
+in a run of its own, how often the faulted metric fails and how many other metrics fail beside it.
+The faults: the reward collapses, the gradient norm spikes, the answers run past the length limit,
+the gradient norm collapses to a tenth of its lowest value (a floor), the gradient norm spikes
+after the steps the bands were measured on (late), and every step takes 30% longer (slow).
 The row "margin:0.25, before" is the previous default: a margin of an amount on every metric,
-and every band over the steps measured. Tests import the generator from here.
+every band over the steps measured, and medians with no tolerance (judge's --rtol). A second
+table holds the medians alone, with their tolerance as derive writes it, as a band's margin of
+the runs' medians would make it, and without one of its parts (TOLERANCES): how often the next
+clean run's medians pass, how often a step time 30% (slow) or 15% slower fails, and the typical
+tolerance of the noisiest time. Tests import the generator from here.
 """
 
 from __future__ import annotations
@@ -23,14 +30,24 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from metrics_manual.derive.stats import Method, band_bounds, round_down, round_up  # noqa: E402
+from metrics_manual.derive.stats import (  # noqa: E402
+    DEFAULT_METHOD,
+    MedianRange,
+    Method,
+    band_bounds,
+    median_range,
+    round_down,
+    round_up,
+)
 from metrics_manual.derive.trend import trend  # noqa: E402
+from metrics_manual.judge.rules import DEFAULT_RTOL  # noqa: E402
 from metrics_manual.model.schema import DOMAIN_BOUNDS, Domain  # noqa: E402
 
 Series = dict[str, dict[int, float]]
@@ -42,7 +59,10 @@ BANDED: dict[str, Domain] = {
     "train/grad_norm": "non-negative",
     "train/ppo_kl": "any",
 }
-FAULTS = ("rollout/raw_reward", "train/grad_norm", "rollout/response_lengths")  # the metrics faulty_run breaks
+# Times, in seconds (the real catalog's unit s): derive ranges them by a median.
+MEDIANS = ("perf/step_time", "perf/train_wait_time", "perf/rollout_time")
+# the metrics faulty_run breaks
+FAULTS = ("rollout/raw_reward", "train/grad_norm", "rollout/response_lengths", "perf/step_time")
 TOKEN_LIMIT = 1024
 
 
@@ -72,7 +92,8 @@ def clean_run(seed: int, steps: int, horizon: int | None = None) -> Series:
             "train/ppo_kl": 0.0 if s == 0 else rng.gauss(2e-4, 1.2e-4),
             "perf/step_time": 150 * math.exp(0.03 * offset["time"]) + rng.gammavariate(2, 4),
             "perf/train_wait_time": rng.gammavariate(2, 1),
-            "perf/rollout_time": 45 + rng.gammavariate(3, 2),
+            # longer answers take longer to generate: the seed that writes longer ones rolls out slower
+            "perf/rollout_time": (45 + rng.gammavariate(3, 2)) * math.exp(0.06 * offset["length"]),
         }
         for key, value in values.items():
             run.setdefault(key, {})[s] = value
@@ -106,6 +127,15 @@ def _late_grad_spike(run: Series, measured: int) -> None:
         run["train/grad_norm"][s] *= 40
 
 
+def _slower(run: Series, factor: float) -> None:
+    for s in run["perf/step_time"]:
+        run["perf/step_time"][s] *= factor
+
+
+def _slow(run: Series, measured: int) -> None:
+    _slower(run, 1.3)  # every step 30% slower
+
+
 # name -> (the metric it breaks, how it is planted in a run of which `measured` steps were measured).
 PLANTED: dict[str, tuple[str, Callable[[Series, int], None]]] = {
     "reward collapse": ("rollout/raw_reward", _reward_collapse),
@@ -113,25 +143,32 @@ PLANTED: dict[str, tuple[str, Callable[[Series, int], None]]] = {
     "lengths past the limit": ("rollout/response_lengths", _lengths_past_the_limit),
     "floor": ("train/grad_norm", _grad_floor),
     "late": ("train/grad_norm", _late_grad_spike),
+    "slow": ("perf/step_time", _slow),
 }
 
 
 def faulty_run(seed: int, steps: int) -> Series:
     """A clean run with the faults of FAULTS planted: a reward collapse, gradient spikes and a collapse
-    of the gradient norm to a tenth of its lowest, lengths at the limit."""
+    of the gradient norm to a tenth of its lowest, lengths past the limit, every step 30% slower."""
     run = clean_run(seed, steps)
-    for name in ("reward collapse", "gradient spikes", "lengths past the limit", "floor"):
+    for name in ("reward collapse", "gradient spikes", "lengths past the limit", "floor", "slow"):
         PLANTED[name][1](run, steps)
     return run
 
 
 Band = tuple[float, float, int | None]  # min, max, and the steps it reaches (None: every step)
+Median = tuple[float, float, int]  # value, relative tolerance, steps
 
 
-def failing(run: Series, bands: dict[str, Band]) -> set[str]:
-    return {
+def failing(run: Series, bands: dict[str, Band], medians: dict[str, Median]) -> set[str]:
+    """The metrics the run fails: a value outside its band, or a median farther than its tolerance (as judge)."""
+    out = {
         k for k, (lo, hi, n) in bands.items() if any(not lo <= v <= hi for s, v in run[k].items() if n is None or s < n)
     }
+    for k, (value, tolerance, n) in medians.items():
+        if abs(statistics.median(v for s, v in run[k].items() if s < n) - value) > tolerance * abs(value):
+            out.add(k)
+    return out
 
 
 def _before(values: list[float], method: Method, domain: Domain) -> tuple[float, float]:
@@ -157,6 +194,38 @@ def bands_from(runs: list[Series], method: Method, before: bool = False) -> dict
     return out
 
 
+def _written(r: MedianRange) -> tuple[float, float]:
+    assert r.tolerance is not None  # no time of these runs has a median of 0
+    return r.value, r.tolerance
+
+
+def _margin_of_medians(runs: list[list[float]]) -> tuple[float, float]:
+    """The default method's envelope of the runs' medians, as a band's of its values (a time cannot be negative)."""
+    r = median_range(runs, 3)
+    lo, hi = Method.parse(DEFAULT_METHOD).envelope(r.medians, "non-negative")
+    return r.value, round_up(max(r.value - lo, hi - r.value) / r.value, 3)
+
+
+# A median's tolerance as derive writes it; none (judge's --rtol: "before"); the default method's
+# margin applied to the runs' medians; one of its parts left out or changed: what each part does.
+TOLERANCES: dict[str, Callable[[list[list[float]]], tuple[float, float]]] = {
+    "as derive writes it": lambda runs: _written(median_range(runs, 3)),
+    "none, judge's --rtol (before)": lambda runs: (median_range(runs, 3).value, DEFAULT_RTOL),
+    f"{DEFAULT_METHOD} of the runs' medians, as a band": _margin_of_medians,
+    "without the noise of a run's median": lambda runs: _written(median_range(runs, 3, errors=0)),
+    "without the floor": lambda runs: _written(median_range(runs, 3, floor=0)),
+    "a multiplier of 2": lambda runs: _written(median_range(runs, 3, spread=2)),
+    "a multiplier of 4": lambda runs: _written(median_range(runs, 3, spread=4)),
+}
+WRITTEN, NONE = list(TOLERANCES)[:2]
+
+
+def medians_from(runs: list[Series], tolerance: str = WRITTEN) -> dict[str, Median]:
+    """Each time's median and its tolerance (one of TOLERANCES) from the runs."""
+    steps = min(len(r["perf/step_time"]) for r in runs)
+    return {key: (*TOLERANCES[tolerance]([list(run[key].values()) for run in runs]), steps) for key in MEDIANS}
+
+
 METHODS = (
     "minmax",
     "margin:0.1",
@@ -168,7 +237,7 @@ METHODS = (
     "sigma:5",
     "percentile:1,99",
 )
-BEFORE = "margin:0.25, before"
+BEFORE = f"{DEFAULT_METHOD}, before"
 
 
 class Row:
@@ -194,12 +263,42 @@ def measure(trials: int, steps: int, seeds: int, longer: float = 1.5) -> list[Ro
             faulty[name] = (key, run)
         for name, row in rows.items():
             bands = bands_from(runs, methods[name], before=name == BEFORE)
-            fails = failing(clean, bands)
+            medians = medians_from(runs, NONE if name == BEFORE else WRITTEN)
+            fails = failing(clean, bands, medians)
             row.passes += not fails
             for fault, (key, run) in faulty.items():
-                fails = failing(run, bands)
+                fails = failing(run, bands, medians)
                 row.caught[fault] += key in fails
                 row.false_faulty += len(fails - {key})
+    return list(rows.values())
+
+
+class MedianRow:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.passes = self.slow = self.slower = 0
+        self.wait: list[float] = []  # the wait time's tolerance, per trial
+
+
+def measure_medians(trials: int, steps: int, seeds: int, longer: float = 1.5) -> list[MedianRow]:
+    """Per tolerance of TOLERANCES: how often the next clean run's medians pass, and how often a step
+    time 30% (slow) or 15% slower fails."""
+    rows = {name: MedianRow(name) for name in TOLERANCES}
+    following = max(steps, round(steps * longer))
+    for t in range(trials):
+        base = 1000 * t
+        runs = [clean_run(base + i, steps) for i in range(seeds)]
+        clean = clean_run(base + 900, following, horizon=steps)
+        slow = clean_run(base + 901, following, horizon=steps)
+        _slow(slow, steps)
+        slower = clean_run(base + 901, following, horizon=steps)
+        _slower(slower, 1.15)
+        for name, row in rows.items():
+            medians = medians_from(runs, name)
+            row.passes += not failing(clean, {}, medians)
+            row.slow += "perf/step_time" in failing(slow, {}, medians)
+            row.slower += "perf/step_time" in failing(slower, {}, medians)
+            row.wait.append(medians["perf/train_wait_time"][1])
     return list(rows.values())
 
 
@@ -212,8 +311,10 @@ def main() -> None:
     args = ap.parse_args()
     print(
         f"{args.trials} trials, {args.seeds} clean runs of {args.steps} steps each, {len(BANDED)} banded metrics, "
+        f"{len(MEDIANS)} medians, "
         f"next runs of {max(args.steps, round(args.steps * args.longer))} steps, {len(PLANTED)} faults each in a run of its own"
     )
+    # "slow" (a median's fault) is in the medians' table: a median's tolerance does not depend on the method.
     print("| method | next clean run passes | faults caught | floor | late | false fails |")
     print("|---|---|---|---|---|---|")
     n = args.trials
@@ -222,6 +323,14 @@ def main() -> None:
         print(
             f"| {row.name} | {row.passes / n:.0%} | {caught:.0%} "
             f"| {row.caught['floor'] / n:.0%} | {row.caught['late'] / n:.0%} | {row.false_faulty / (n * len(PLANTED)):.2f} |"
+        )
+    print()
+    print("| a median's tolerance | next clean run's medians pass | slow | 15% slower | wait time's tolerance |")
+    print("|---|---|---|---|---|")
+    for m in measure_medians(n, args.steps, args.seeds, args.longer):
+        print(
+            f"| {m.name} | {m.passes / n:.0%} | {m.slow / n:.0%} | {m.slower / n:.0%} "
+            f"| {statistics.median(m.wait):.0%} |"
         )
 
 

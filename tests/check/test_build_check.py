@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
 
-from conftest import PROJECT, REAL_TREE, TINY_PROFILE, run_cli, snapshot, write_project
+from conftest import PROJECT, REAL_TREE, TINY_PROFILE, run_build, run_cli, snapshot, write_project
+from metrics_manual.cli import project
 from metrics_manual.diagnostics import codes
 
 
 def build(root: Path) -> str:
-    result = run_cli("build", "--root", str(root))
-    assert result.returncode == 0, result.stderr
+    result = run_build(root)
     return result.stdout + result.stderr
 
 
@@ -243,14 +244,14 @@ def test_the_repository_agrees_with_its_source() -> None:
 
 def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None:
     from metrics_manual.build import build as build_in_process
-    from metrics_manual.disk import files as files_mod
+    from metrics_manual.disk import switch
     from metrics_manual.disk.files import WriteError
 
     build(tiny)
     edit(tiny / "ranges/profiles/tiny.yaml", "max: 0.9", "max: 0.95")
     before = snapshot(tiny)
     calls = []
-    real_write = files_mod.write_text
+    real_write = switch.write_text
 
     def fail_staging(*args, **kwargs):
         calls.append(args)
@@ -258,7 +259,7 @@ def test_failed_write_leaves_files_as_they_were(tiny: Path, monkeypatch) -> None
             raise OSError(28, "No space left on device")
         return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(files_mod, "write_text", fail_staging)
+    monkeypatch.setattr(switch, "write_text", fail_staging)
     try:
         build_in_process(tiny)
     except WriteError as err:
@@ -282,24 +283,48 @@ def test_failed_replace_puts_back_what_was_replaced(tiny: Path) -> None:
     assert snapshot(tiny) == before
 
 
-def test_short_diff_shows_the_first_hunks_and_counts_the_rest() -> None:
+def test_short_diff_shows_its_first_lines_and_counts_the_rest() -> None:
     import difflib
 
-    from metrics_manual.check.drift import DIFF_HUNKS, short_diff
+    from metrics_manual.check.drift import DIFF_LINES, short_diff
 
     old = "".join(f"line {i}\n" for i in range(2000))
     one = old.replace("line 500\n", "line 500 changed\n")
     assert short_diff("f", old, one) == "".join(
         difflib.unified_diff(old.splitlines(True), one.splitlines(True), "a/f", "b/f")
     )
-    many = "".join(f"line {i}{' x' if i % 20 == 0 else ''}\n" for i in range(2000))
-    diff = short_diff("f", old, many)
-    assert diff.count("\n@@ ") + diff.startswith("@@") == DIFF_HUNKS
-    assert diff.rstrip().endswith("not shown (1981 changed lines in all)")
+    many = "".join(f"line {i}{' x' if i % 20 == 0 and i < 300 else ''}\n" for i in range(2000))
+    full = list(difflib.unified_diff(old.splitlines(True), many.splitlines(True), "a/f", "b/f"))
+    diff = short_diff("f", old, many).splitlines(True)
+    assert len(full) > 2 * DIFF_LINES and diff[: 2 + DIFF_LINES] == full[: 2 + DIFF_LINES]
+    assert diff[2 + DIFF_LINES :] == [f"… {len(full) - 2 - DIFF_LINES} more lines\n"]
     # Every line changed: still a short report, cut at the window, never quadratic.
     everything = "".join(f"other {i}\n" for i in range(200_000))
-    big = short_diff("f", old * 100, everything)
-    assert len(big.splitlines()) < 1000 and big.rstrip().endswith("changed lines in all)")
+    big = short_diff("f", old * 100, everything).splitlines()
+    assert len(big) == 2 + DIFF_LINES + 1 and big[-1].startswith("… over ")
+    assert big[-1].endswith("more lines: the changes span 200000 lines")
+
+
+def test_drift_of_every_file_is_summarised(tiny: Path) -> None:
+    """Each drifted file shows a short diff and a count of the rest; the last lines count the files."""
+    from metrics_manual.check.drift import DIFF_LINES
+
+    build(tiny)
+    generated = json.loads((tiny / "docs/.generated.json").read_text("utf-8"))
+    for rel in generated:
+        (tiny / rel).write_text("".join(f"edited {i}\n" for i in range(100)), "utf-8")
+    result = check(tiny)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    finding = re.compile(r"^docs/\S+:\d+:\d+: error: .* \[MM\d+\]$")
+    starts = [i for i, line in enumerate(lines) if finding.match(line)]
+    assert len(starts) == len(generated)
+    for start in starts:
+        assert lines[start + 1].startswith("--- a/docs/"), lines[start : start + 3]
+        diff = list(itertools.takewhile(lambda line: line[:1] in ("-", "+", "@", " ", "~"), lines[start + 1 :]))
+        count = lines[start + 1 + len(diff)]
+        assert len(diff) == 2 + DIFF_LINES and re.match(r"… (over )?\d+ more lines", count), (diff, count)
+    assert lines[-2:] == [f"{len(generated)} files drifted", f"{len(generated)} problem(s): {project.BUILD}"]
 
 
 def test_github_annotations_escape_every_property() -> None:

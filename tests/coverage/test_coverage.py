@@ -175,7 +175,7 @@ def test_tests_examples_docs_and_js_are_not_read(tmp_path: Path) -> None:
 def test_unparsable_files_are_reported_not_raised(tmp_path: Path) -> None:
     root = tree(tmp_path, {"miles/bad.py": "def (:\n", "miles/ok.py": 'd = {"perf/a_time": 1}\n'})
     result = scan(root, NS)
-    assert result.unreadable == ["miles/bad.py"]
+    assert [(u.path, u.line) for u in result.unreadable] == [("miles/bad.py", 1)]
     assert [e.key for e in result.emissions] == ["perf/a_time"]
 
 

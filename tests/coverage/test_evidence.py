@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,8 @@ def test_a_link_out_of_the_checkout_is_never_read(tmp_path: Path) -> None:
     outside.write_text(TRAINER, "utf-8")
     miles, sha = miles_repo(tmp_path / "miles")
     os.symlink(outside, miles / "miles" / "link.py")
+    git(miles, "add", "miles/link.py")  # in the commit, so the checkout does not differ from it
+    sha = commit(miles, "a link out")
     _, _, lines = coverage(project(tmp_path, sha, path="miles/link.py"), miles)
     assert len(lines) == 1 and "miles/link.py cannot be read: the file is a link to a place outside" in lines[0]
     _, _, lines = coverage(project(tmp_path / "2", sha, path="../secret.py"), miles)
@@ -342,3 +345,69 @@ def test_a_nested_definition_is_found_by_its_dotted_name(tmp_path: Path) -> None
     miles, sha = miles_repo(tmp_path / "miles", nested)
     manual = load_manual(project(tmp_path, sha, symbol="Outer.Inner.run", line=5, evidence="value = 1"))
     assert evidence.verify(manual.catalog, miles).checked[0].verified
+
+
+# --- a checkout at the catalog's commit whose files differ from it -------------------------------
+
+
+def test_a_modified_checkout_is_a_warning_naming_how_many_files_differ(tmp_path: Path) -> None:
+    miles, sha = miles_repo(tmp_path / "miles")
+    (miles / "miles" / "helper.py").write_text("x = 1\n", "utf-8")
+    (miles / "miles" / "gone.py").write_text("y = 2\n", "utf-8")
+    (miles / "README.txt").write_text("not Python\n", "utf-8")
+    sha = commit(miles, "three files more")
+    root = project(tmp_path, sha)
+    assert coverage(root, miles)[2] == []  # clean: no warning
+    (miles / "miles" / "helper.py").write_text("x = 2\n", "utf-8")  # the same size, another content
+    (miles / "miles" / "gone.py").unlink()
+    (miles / "miles" / "new.py").write_text("z = 3\n", "utf-8")  # untracked, read by the scan
+    (miles / "tests").mkdir()
+    (miles / "tests" / "test_x.py").write_text("", "utf-8")  # untracked, never read by the scan
+    (miles / "README.txt").unlink()
+    code, out, lines = coverage(root, miles)
+    assert code == 0  # the evidence still holds: a warning, not an error
+    assert out["at_commit"] is True
+    assert out["changed"] == ["README.txt", "miles/gone.py", "miles/helper.py", "miles/new.py"]
+    assert lines == [
+        f"{C}:2:89: warning: 4 file(s) of the checkout differ from its commit {sha[:12]} (README.txt, miles/gone.py, "
+        "miles/helper.py, ...): the scan and the evidence read them as they are, not as Miles has them at that "
+        "commit [MM618]"
+    ]
+    text = run_cli("coverage", "--root", str(root), "--miles", str(miles)).stdout
+    assert "verified at the catalog's commit with 4 file(s) that differ from it" in text
+
+
+def test_a_link_of_the_commit_is_held_to_its_target(tmp_path: Path) -> None:
+    miles, _ = miles_repo(tmp_path / "miles")
+    (miles / "miles" / "alias.py").symlink_to("trainer.py")
+    sha = commit(miles, "a link")
+    root = project(tmp_path, sha)
+    assert coverage(root, miles)[1]["changed"] == []
+    (miles / "miles" / "alias.py").unlink()
+    (miles / "miles" / "alias.py").symlink_to("other.py")
+    assert coverage(root, miles)[1]["changed"] == ["miles/alias.py"]
+
+
+def test_the_checkouts_config_never_runs_a_command(tmp_path: Path) -> None:
+    miles, _ = miles_repo(tmp_path / "miles")
+    (miles / ".gitattributes").write_text("*.py filter=evil\n", "utf-8")
+    sha = commit(miles, "a filter on every Python file")
+    ran = tmp_path / "ran"
+    for name, value in [
+        ("filter.evil.clean", f"touch {ran}-filter; cat"),
+        ("filter.evil.process", f"touch {ran}-process"),
+        ("core.fsmonitor", f"touch {ran}-fsmonitor; echo"),
+        ("core.hooksPath", str(tmp_path / "hooks")),
+    ]:
+        git(miles, "config", name, value)
+    root = project(tmp_path, sha)
+    # The file's time changes and its bytes do not: `git status` would hash it through the filter.
+    os.utime(miles / "miles" / "trainer.py", (1, 1))
+    subprocess.run(["git", "-c", "core.fsmonitor=false", "status", "--porcelain"], cwd=miles, capture_output=True)
+    assert list(tmp_path.glob("ran-*")), "git status ran no command of the checkout's config: this test proves nothing"
+    for marker in tmp_path.glob("ran-*"):
+        marker.unlink()
+    os.utime(miles / "miles" / "trainer.py", (2, 2))
+    code, out, lines = coverage(root, miles)
+    assert (code, out["changed"], lines) == (0, [], [])
+    assert not list(tmp_path.glob("ran-*")), "coverage ran a command the checkout's config names"

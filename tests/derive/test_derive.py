@@ -40,6 +40,21 @@ def _outward(value: float, digits: int, up: bool) -> float:
     return float((math.ceil(steps) if up else math.floor(steps)) * quantum)
 
 
+def _median_error(values: list[float]) -> float:
+    """A median's standard error from its order statistics, independently of derive: the values one
+    binomial standard deviation of ranks (sqrt(n)/2) either side of the middle, interpolated."""
+    ordered = sorted(values)
+    n = len(ordered)
+
+    def at(rank: float) -> float:  # rank 0 to n - 1, between two values linearly
+        below = min(max(math.floor(rank), 0), n - 1)
+        above = min(below + 1, n - 1)
+        return ordered[below] + (ordered[above] - ordered[below]) * (rank - below)
+
+    middle, off = (n - 1) / 2, (n - 1) / 2 / math.sqrt(n)
+    return (at(middle + off) - at(middle - off)) / 2
+
+
 finite = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
 
 
@@ -111,10 +126,15 @@ def test_derive_writes_independently_computed_numbers(seeds) -> None:
     for b, vs in ((band, grad), (window, grad_first), (e["rollout/raw_reward"][0], reward)):
         assert all(b.contains(v) for v in vs)
 
-    medians = [statistics.median(run.series["perf/step_time"].values()) for run in runs.values()]
+    times = [list(run.series["perf/step_time"].values()) for run in runs.values()]
+    medians = [statistics.median(vs) for vs in times]
+    value = float(f"{statistics.median(medians):.3g}")
     assert e["perf/step_time"][0] == Median(
-        kind="median", value=float(f"{statistics.median(medians):.3g}"), steps=STEPS, sources=list(runs)
+        kind="median", value=value, steps=STEPS, sources=list(runs), tolerance=e["perf/step_time"][0].tolerance
     )
+    # Its tolerance: the largest of the runs' medians' reach (3x), 3 standard errors of a run's median, 10%.
+    reach = max(3 * max(abs(m - value) for m in medians), 3 * max(_median_error(vs) for vs in times), 0.1 * value)
+    assert e["perf/step_time"][0].tolerance == _outward(reach / value, 3, up=True)
     # Metrics without a range get a proposal: a band per step, a median for seconds.
     lengths = _pooled(runs, "rollout/response_lengths")
     assert (e["rollout/response_lengths"][0].min, e["rollout/response_lengths"][0].max) == (

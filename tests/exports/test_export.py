@@ -20,14 +20,13 @@ from metrics_manual.api import load_profile
 from metrics_manual.build import generate
 from metrics_manual.exports.formats import (
     export_document,
-    gauge_name,
-    no_gauge,
     read_csv,
     to_csv,
     to_json,
     to_prometheus,
     to_yaml,
 )
+from metrics_manual.exports.gauges import gauge_name, no_gauge
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -481,3 +480,9 @@ def test_load_profile_refuses_deep_nesting_as_a_value_error(tmp_path: Path) -> N
         (tmp_path / name).write_text(text, "utf-8")
         with pytest.raises(ValueError, match="not an exported metrics-manual profile"):
             load_profile(tmp_path / name)
+
+
+def test_an_empty_output_is_an_error_not_standard_output(tiny: Path) -> None:
+    out = run_cli("export", "--root", str(tiny), "--profile", "tiny", "-o", "")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert "-o: an empty value; name a file (or a folder), or - for standard output" in out.stderr

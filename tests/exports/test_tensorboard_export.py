@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import TINY_CATALOG, TINY_PROFILE, run_cli, snapshot, write_project
+from metrics_manual.exports import folder
 from metrics_manual.exports.folder import MARKER
 
 pytest.importorskip("tensorboard")  # the tensorboard extra: the test extra holds it
@@ -264,10 +265,12 @@ def test_a_failed_write_leaves_the_earlier_export_whole(
 def test_a_failed_switch_puts_the_earlier_export_back(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The earlier export moved aside, the new one cannot move in: the earlier one is back in place."""
+    """Where the system has no exchange: the earlier export moved aside, the new one cannot move in: the
+    earlier one is back in place."""
     out = tmp_path / "manual"
     assert export(project, out).returncode == 0
     before = snapshot(out)
+    monkeypatch.setattr(folder, "exchange", lambda a, b: False)
     real_rename = os.rename
     renames = []
 

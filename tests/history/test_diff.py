@@ -261,3 +261,19 @@ def test_a_branch_names_its_merge_base_and_gives_no_note(repo: Path) -> None:
     commit(repo, "narrow on the branch")
     out = _text_diff(repo)
     assert out.stdout.startswith("Range changes: merge base with main (") and out.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["HEAD..HEAD"], "not a revision: 'HEAD..HEAD' is not one commit; name BASE and HEAD apart"),
+        (["HEAD~0...HEAD"], "not a revision: 'HEAD~0...HEAD' is not one commit"),
+        ([""], "not a revision: ''; name a commit, a branch or a tag"),
+        (["HEAD", ""], "not a revision: ''; name a commit, a branch or a tag"),
+    ],
+)
+def test_a_range_or_an_empty_value_is_no_revision(repo: Path, args: list[str], said: str) -> None:
+    out = run_cli("diff", "--root", str(repo), *args)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.startswith(f"error: {said}")
+    assert "fatal" not in out.stderr and "Traceback" not in out.stderr

@@ -1,5 +1,5 @@
-"""One place per kind: the steps each kind covers (tests/project/test_types.py: mypy rejecting a kind some
-dispatch misses)."""
+"""One place per kind: the steps each kind covers, and the list of every dispatch over the kinds
+(tests/project/test_types.py: mypy rejecting a kind some dispatch misses)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import get_args
 
 import pytest
 
+import dispatch_list
 from metrics_manual.exports.formats import CSV_COLUMNS
 from metrics_manual.model.kinds import KINDS, covered_steps, keeps_warm_up
 from metrics_manual.model.schema import (
@@ -66,3 +67,12 @@ def test_without_warm_up_a_span_covers_its_steps_of_the_run() -> None:
         False,
         False,
     ]
+
+
+def test_contributing_lists_every_match_over_the_kinds() -> None:
+    """A `match` over the kinds or spans that CONTRIBUTING.md does not list fails, and so does a listed one that is gone."""
+    listed, found = dispatch_list.listed(), dispatch_list.in_package()
+    assert ("model/kinds.py", "covered_steps") in found  # the walk finds matches over spans and over kinds
+    assert ("judge/rules.py", "rule") in found
+    assert found - listed == set(), "a match over the kinds that CONTRIBUTING.md's table does not list"
+    assert listed - found == set(), "CONTRIBUTING.md lists a dispatch that holds no match over the kinds"

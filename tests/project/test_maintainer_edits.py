@@ -9,30 +9,20 @@ team followed docs/deriving.md.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import TINY_PROFILE, copy_repo, run_cli
+from conftest import TINY_PROFILE, run_cli
 from derive_helpers import SEEDS_CATALOG, SEEDS_PROFILE, seed_run, write_runs
-from site_helpers import mkdocs_build
+from site_helpers import mkdocs_build, site_over
 
 
 def fixture_tree(root: Path) -> Path:
     """The repository's site over the tests' source: `seeds` derived from three runs captured into the
     project, `tiny` with a capture kept elsewhere."""
-    copy_repo(root)
-    shutil.rmtree(root / "ranges")
-    shutil.rmtree(root / "captures", ignore_errors=True)
-    for generated in ("docs/reference", "docs/profiles", "docs/export"):
-        shutil.rmtree(root / generated)
-    (root / "docs/.generated.json").unlink()
-    (root / "ranges/profiles").mkdir(parents=True)
-    (root / "ranges/catalog.yaml").write_text(SEEDS_CATALOG, "utf-8")
-    (root / "ranges/profiles/seeds.yaml").write_text(SEEDS_PROFILE, "utf-8")
-    (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE.replace("steps: 10", "steps: 12"), "utf-8")
+    site_over(root, SEEDS_CATALOG, {"seeds": SEEDS_PROFILE, "tiny": TINY_PROFILE.replace("steps: 10", "steps: 12")})
     runs = write_runs(root.parent / "runs", {f"seed-{i}": seed_run(i) for i in (1, 2, 3)})
     derived = run_cli(
         "derive",

@@ -7,9 +7,9 @@ and a fixture with two profiles. Desktop is 1400 px wide, a phone 390 x 844.
 from __future__ import annotations
 
 import html
+import itertools
 import os
 import re
-import shutil
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -25,7 +25,7 @@ from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
 from metrics_manual.source.load import Manual, load_manual
-from site_helpers import mkdocs_build
+from site_helpers import mkdocs_build, site_over
 
 pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1400, "height": 900}
@@ -33,7 +33,7 @@ PHONE = {"width": 390, "height": 844}
 
 # The fixture: the tiny catalog with code origins (one with evidence, the lab's words against the code's, a
 # long evidence line; one without evidence), a renamed key, a key not logged at the commit, and two profiles
-# that range the same metric differently.
+# that range the same metric differently; and two keys of the same words, one holding `rollout_kl` as typed.
 TWO_CATALOG = (
     TINY_CATALOG.replace(
         "        meaning: the gradient norm\n",
@@ -62,6 +62,16 @@ TWO_CATALOG = (
     .replace(
         "        meaning: the mean answer length\n",
         "        meaning: the mean answer length\n        renamed_from: [{key: rollout/answer_tokens, commit: 0123abcd}]\n",
+    )
+    # Two keys of the same words, one holding `rollout_kl` as typed (search must find it first).
+    .replace(
+        "  - id: training\n",
+        "      - key: rollout/opd_reverse_kl\n        meaning: the reverse KL to the teacher\n  - id: training\n",
+    )
+    .replace(
+        "      - key: train/pg_clipfrac\n",
+        "      - key: train/train_rollout_kl\n        meaning: the KL between engine and trainer\n"
+        "      - key: train/pg_clipfrac\n",
     )
 )
 BIG_PROFILE = (
@@ -95,19 +105,8 @@ EVERY_PROFILE = (
 
 
 def _fixture_tree(root: Path) -> Path:
-    """The repository's site (mkdocs.yml, hand pages, templates) over the two-profile source."""
-    copy_repo(root)
-    shutil.rmtree(root / "ranges")  # the whole source is the fixture's (no coverage of the real catalog)
-    (root / "ranges/profiles").mkdir(parents=True)
-    (root / "ranges/catalog.yaml").write_text(TWO_CATALOG, "utf-8")
-    (root / "ranges/coverage.yaml").unlink(missing_ok=True)  # it checks the real catalog against Miles
-    (root / "ranges/profiles/tiny.yaml").write_text(TINY_PROFILE, "utf-8")
-    (root / "ranges/profiles/big.yaml").write_text(BIG_PROFILE, "utf-8")
-    (root / "ranges/profiles/every.yaml").write_text(EVERY_PROFILE, "utf-8")
-    for generated in ("docs/reference", "docs/profiles", "docs/export"):
-        shutil.rmtree(root / generated)
-    (root / "docs/.generated.json").unlink()
-    return root
+    """The repository's site over the fixture's source (no coverage of the real catalog)."""
+    return site_over(root, TWO_CATALOG, {"tiny": TINY_PROFILE, "big": BIG_PROFILE, "every": EVERY_PROFILE})
 
 
 # The real manual is read for validity (every entry, drawing, page and link as its data makes them); how
@@ -1124,11 +1123,13 @@ def test_the_site_publishes_no_loopback_address_when_site_url_is_unset(site) -> 
 
 def fragments(manual: Manual) -> list[tuple[str, str]]:
     """(query, key) for key fragments a reader types: the last segment with spaces for `_`, and each
-    `_`-part of at least four letters that no other key has."""
+    `_`-part of at least four letters that no other key has. A query with a word that starts a word of the
+    entry's page title (`train` and Training) finds that page too, as the first row: those are left out."""
     parts: dict[str, set[str]] = {}
     for key in manual.metrics:
         for part in re.split(r"[/_]", key):
             parts.setdefault(part, set()).add(key)
+    titles = {m.key: s.title.lower().split() for s in manual.catalog.sections for m in s.metrics}
     out = []
     for key, metric in manual.metrics.items():
         if metric.members or "{" in key:
@@ -1136,7 +1137,7 @@ def fragments(manual: Manual) -> list[tuple[str, str]]:
         last = key.rsplit("/", 1)[1]
         out.append((last.replace("_", " "), key))
         out += [(part, key) for part in last.split("_") if len(part) >= 4 and parts.get(part) == {key}]
-    return out
+    return [(q, k) for q, k in out if not any(t.startswith(w) for w in q.split() for t in titles[k])]
 
 
 def test_a_key_fragment_finds_its_entry_first(page, site, manual) -> None:
@@ -1148,6 +1149,35 @@ def test_a_key_fragment_finds_its_entry_first(page, site, manual) -> None:
         # The entry is the first row a reader sees, not the page it is on.
         first_visible = page.locator(".md-search-result__item").first.locator("a.md-search-result__link:visible").first
         assert "#" in (first_visible.get_attribute("href") or ""), query
+
+
+def literal_fragments(manual: Manual) -> list[tuple[str, str]]:
+    """(fragment, key): two or more parts of a key in a row, as written in it (a part ends at `/` or `_`),
+    that this key alone holds and another holds only as words apart (`rollout_kl`: `train/train_rollout_kl`
+    holds it, `rollout/opd_reverse_kl` holds its words)."""
+    keys = [k for k in manual.metrics if not manual.metrics[k].members and "{" not in k]
+    words = lambda text: frozenset(w for w in re.split(r"[/_]", text) if w)  # noqa: E731
+    out = []
+    for key in keys:
+        parts = re.findall(r"[^/_]+[/_]?", key)
+        for i, j in itertools.combinations(range(len(parts) + 1), 2):
+            fragment = "".join(parts[i:j]).rstrip("/_")
+            holders = [k for k in keys if fragment in k]
+            if j - i >= 2 and holders == [key] and any(words(fragment) <= words(k) for k in keys if k != key):
+                out.append((fragment, key))
+    return out
+
+
+def test_a_key_holding_the_typed_fragment_comes_first(page, site, manual) -> None:
+    """An entry whose key holds what was typed, as typed, before the entries that hold only its words."""
+    _, base, _ = site
+    found = literal_fragments(manual)
+    if on_fixture(site):
+        assert ("rollout_kl", "train/train_rollout_kl") in found
+    page.goto(f"{base}/")
+    for query, key in found:
+        href, _ = _first_result(page, query)
+        assert href.endswith(f"#{manual.metrics[key].anchor}"), f"{query!r} lands on {href}"
 
 
 def _section_id(manual: Manual, key: str) -> str:

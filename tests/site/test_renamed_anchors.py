@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import urllib.parse
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import TINY_CATALOG, TINY_PROFILE, copy_repo, run_cli
+from conftest import TINY_CATALOG, TINY_PROFILE, run_cli
 from metrics_manual.build import site_url
 from metrics_manual.model.schema import metric_anchor
-from site_helpers import mkdocs_build
+from site_helpers import mkdocs_build, site_over
 
 OLD, NEW = "train/grad_l2", "train/grad_norm"
 RENAMED_CATALOG = TINY_CATALOG.replace(
@@ -27,19 +26,12 @@ assert RENAMED_CATALOG != TINY_CATALOG and f"key: {NEW}\n" in TINY_CATALOG
 
 
 def fixture_tree(root: Path, catalog: str, profile: str) -> Path:
-    """The repository's site (mkdocs.yml, hand pages, templates) over a fixture source."""
-    copy_repo(root)
-    shutil.rmtree(root / "ranges")
-    (root / "ranges/profiles").mkdir(parents=True)
-    (root / "ranges/catalog.yaml").write_text(catalog, "utf-8")
-    (root / "ranges/profiles/tiny.yaml").write_text(profile, "utf-8")
+    """The repository's site over a fixture source, published under an address."""
+    site_over(root, catalog, {"tiny": profile})
     # Published under an address (SITE_URL unset, the exports carry no links to follow).
     config = (root / "mkdocs.yml").read_text("utf-8")
     assert "site_url: !ENV SITE_URL\n" in config
     (root / "mkdocs.yml").write_text(config.replace("site_url: !ENV SITE_URL\n", "site_url: https://manual.example/\n"))
-    for generated in ("docs/reference", "docs/profiles", "docs/export"):
-        shutil.rmtree(root / generated)
-    (root / "docs/.generated.json").unlink()
     return root
 
 

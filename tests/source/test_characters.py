@@ -127,3 +127,26 @@ def test_the_characters_found_are_the_ones_libyaml_refuses() -> None:
         if refused != bool(_FORBIDDEN.search(char)):
             differ.append(hex(point))
     assert differ == []
+
+
+@pytest.mark.parametrize(
+    ("written", "char"),
+    [
+        ("title: Tiny \u202eruns", "U+202E"),  # right-to-left override, as it is
+        ('title: "Tiny \\u2067runs"', "U+2067"),  # right-to-left isolate, as a YAML escape
+        ("title: Tiny\u200bruns", "U+200B"),  # zero-width space
+        ("title: Tiny runs\ufeff", "U+FEFF"),  # a byte order mark past the start: the reader's own finding
+        ("title: Tiny \u200fruns", "U+200F"),  # right-to-left mark
+    ],
+)
+def test_text_that_shows_otherwise_than_it_reads_is_refused(tmp_path: Path, written: str, char: str) -> None:
+    root = write_project(tmp_path, profiles={"x": TINY_PROFILE.replace("title: Tiny runs", written)})
+    result = run_cli("validate", "--root", str(root))
+    assert result.returncode == 2
+    (line,) = [x for x in (result.stdout + result.stderr).splitlines() if x.startswith(P)]
+    if char == "U+FEFF":
+        assert line.startswith(f"{P}:2:") and "a byte order mark (\\ufeff)" in line
+    else:
+        assert line.startswith(
+            f"{P}:2:8: error: title: text must not hold {char}, an invisible or direction-changing "
+        ), line

@@ -447,3 +447,31 @@ def test_did_you_mean_has_a_budget_per_load_so_many_unknown_keys_report_at_once(
         unknown = [f.message for f in err.value.findings if "unknown metric" in f.message]
         assert len(unknown) == 6
         assert sum("did you mean 'train/pg_clipfrac'" in m for m in unknown) == 3
+
+
+def test_two_keys_that_give_one_prometheus_gauge_are_a_finding(tmp_path: Path) -> None:
+    extra = (
+        "      - key: train/x@y-z\n        meaning: one\n"
+        "      - key: train/x_at_y_z\n        meaning: two\n"
+        "      - key: train/k/*\n        name: k\n        members: [train/k/a, train/k-a]\n        meaning: k\n"
+        "      - key: train/k_a\n        meaning: three\n"
+    )
+    catalog = TINY_CATALOG.replace(
+        "        meaning: how large the weights are\n", "        meaning: how large the weights are\n" + extra
+    )
+    root = write_project(tmp_path, catalog, profiles={})
+    assert findings_of(root) == [
+        f"{C}:26:14: error: 'train/x_at_y_z' and 'train/x@y-z' give the same Prometheus gauge "
+        "'miles_metric_train_x_at_y_z'; rename one [MM115]",
+        f"{C}:30:30: error: 'train/k-a' and 'train/k/a' give the same Prometheus gauge 'miles_metric_train_k_a'; "
+        "rename one [MM115]",
+        f"{C}:32:14: error: 'train/k_a' and 'train/k/a' give the same Prometheus gauge 'miles_metric_train_k_a'; "
+        "rename one [MM115]",
+    ]
+    # Keys whose gauges differ pass, patterns aside (they name no one gauge).
+    catalog = (
+        catalog.replace("train/x_at_y_z", "train/x_at_y")
+        .replace("train/k-a", "train/k/b")
+        .replace("train/k_a", "train/k_c")
+    )
+    assert len(load_manual(write_project(tmp_path / "ok", catalog, profiles={})).metrics) == 9

@@ -1,6 +1,6 @@
 """Check that docs, exports and schemas agree with ranges/, without building anything.
 
-`check` makes the files in memory, asks `files.plan` how the disk differs (the same plan
+`check` makes the files in memory, asks `switch.plan` how the disk differs (the same plan
 `build` carries out) and reports each difference as a finding, with a short diff.
 """
 
@@ -15,17 +15,18 @@ from metrics_manual.check.readback import reference_findings
 from metrics_manual.check.rejudge import rejudge
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.disk.files import MANIFEST, Plan, locked, plan, read_text, recover
+from metrics_manual.disk.files import read_text
+from metrics_manual.disk.switch import MANIFEST, Plan, locked, plan, recover
 from metrics_manual.exports.formats import EXPORT_DIR
 from metrics_manual.source.load import did_you_mean, gc_paused
 
 FIX = "run `metrics-manual build`"
-DIFF_HUNKS = 3  # hunks shown per file; the rest are counted
+DIFF_LINES = 20  # lines of diff shown per file; the rest are counted
 DIFF_WINDOW = 400  # changed lines per side that difflib compares: keeps a large drift linear
 
 
 def short_diff(rel: str, old: str, new: str) -> str:
-    """A unified diff of the first few hunks, with a count of the rest.
+    """A unified diff of at most DIFF_LINES lines, with a count of the rest.
 
     The common head and tail are trimmed in linear time before difflib sees the middle,
     and difflib sees at most DIFF_WINDOW lines of it, so a drift of a whole large file
@@ -43,20 +44,21 @@ def short_diff(rel: str, old: str, new: str) -> str:
     lo = max(0, head - 3)
     win_a = a[lo : head + min(len(mid_a), DIFF_WINDOW) + (0 if cut else tail and 3)]
     win_b = b[lo : head + min(len(mid_b), DIFF_WINDOW) + (0 if cut else tail and 3)]
-    groups = list(difflib.SequenceMatcher(None, win_a, win_b, autojunk=False).get_grouped_opcodes(3))
-    out = [f"--- a/{rel}\n", f"+++ b/{rel}\n"]
-    for group in groups[:DIFF_HUNKS]:
+    body: list[str] = []
+    for group in difflib.SequenceMatcher(None, win_a, win_b, autojunk=False).get_grouped_opcodes(3):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        out.append(f"@@ -{lo + i1 + 1},{i2 - i1} +{lo + j1 + 1},{j2 - j1} @@\n")
+        body.append(f"@@ -{lo + i1 + 1},{i2 - i1} +{lo + j1 + 1},{j2 - j1} @@\n")
         for tag, ia, ib, ja, jb in group:
             if tag == "equal":
-                out += [" " + _line(a, lo + i) for i in range(ia, ib)]
+                body += [" " + _line(a, lo + i) for i in range(ia, ib)]
                 continue
-            out += _changed(a, lo + ia, lo + ib, b, lo + ja, lo + jb)  # whole files: a drawing's heading is above
-    rest = len(groups) - DIFF_HUNKS
-    if rest > 0 or cut:
-        changed = max(len(mid_a), len(mid_b))
-        out.append(f"… {'more hunks' if cut else f'{rest} more hunk(s)'} not shown ({changed} changed lines in all)\n")
+            body += _changed(a, lo + ia, lo + ib, b, lo + ja, lo + jb)  # whole files: a drawing's heading is above
+    out = [f"--- a/{rel}\n", f"+++ b/{rel}\n", *body[:DIFF_LINES]]
+    rest = len(body) - DIFF_LINES
+    if cut:
+        out.append(f"… over {max(rest, 0)} more lines: the changes span {max(len(mid_a), len(mid_b))} lines\n")
+    elif rest > 0:
+        out.append(f"… {rest} more lines\n")
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
@@ -124,6 +126,14 @@ def plan_findings(root: Path, todo: Plan) -> list[Finding]:
             )
         )
     return out
+
+
+def drift_total(findings: list[Finding]) -> str | None:
+    """check's count of the files that drifted from ranges/ (what build fixes), for its last lines; None if none."""
+    drifted = {f.path for f in findings if f.code.rebuild}
+    if not drifted:
+        return None
+    return f"{len(drifted)} file{'s' if len(drifted) > 1 else ''} drifted"
 
 
 def foreign_exports(root: Path, files: dict[str, str]) -> list[Finding]:

@@ -12,7 +12,7 @@ import click
 
 from metrics_manual.diagnostics.finding import Finding, ManualError, SourceError, UsageError
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
-from metrics_manual.disk.files import settle
+from metrics_manual.disk.switch import settle
 
 EXIT_DRIFT, EXIT_INPUT = 1, 2
 # What works without a project: judge takes an exported profile's file (docs/judging.md).
@@ -25,7 +25,7 @@ def find_root(value: str | None) -> Path:
     """--root DIR, else the nearest folder upwards from here that holds ranges/ (as git finds .git).
 
     Every command finds its project here, so this is also where a switch that a killed build
-    left pending is finished (or undone) before the command reads anything (`files.settle`).
+    left pending is finished (or undone) before the command reads anything (`switch.settle`).
     """
     root = _find(value)
     settle(root)

@@ -41,6 +41,7 @@ def as_json(r: Result, checked: dict[str, object]) -> str:
             "timed_not_logged": [asdict(t) for t in r.timed_not_logged],
             "not_visible": [asdict(n) for n in r.not_visible],
             "not_logged": [asdict(n) for n in r.not_logged],
+            "not_read": [asdict(u) for u in r.not_read],
             "marked_but_logged": [asdict(n) for n in r.marked_but_logged],
             "visible_after_all": r.visible_after_all,
             "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
@@ -61,7 +62,8 @@ def as_text(r: Result) -> str:
         f"({len(known_new)} more known), {len(r.documented_not_emitted)} documented but not logged, "
         f"{len(timed)} documented but timed in a process that never logs its timers, "
         f"{len(r.not_logged)} marked not logged, {len(r.not_visible)} not visible to the scan; "
-        f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys"
+        f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys; "
+        f"{len(r.not_read)} Python file(s) not read"
     )
     for u in new:
         lines.append(f"undocumented: {inert(u.key)}  ({inert(u.path)}:{u.line} {inert(u.symbol)}, {u.form})")
@@ -80,12 +82,30 @@ def as_text(r: Result) -> str:
         lines.append(f"known:        {inert(u.key)}  ({inert(u.known or '')})")
     for v in r.not_visible:
         lines.append(f"not visible:  {inert(v.key)}  ({inert(v.reason)})")
+    lines += [inert(str(f)) for f in not_read(r)]
     return "\n".join(lines)
+
+
+def not_read(r: Result) -> list[Finding]:
+    """A warning for each Python file the scan could not read: the keys it logs are not seen."""
+    return [
+        Finding(
+            u.path,
+            u.line,
+            u.col,
+            f"not read by the scan: {u.why}; the keys it logs are not seen",
+            severity="warning",
+            code=codes.FILE_NOT_SCANNED,
+        )
+        for u in r.not_read
+    ]
 
 
 def evidence_text(v: evidence.Verification, found: list[Finding]) -> str:
     """The evidence's counts, then each finding (a warning for a place without evidence)."""
     at = "at the catalog's commit" if v.at_commit else f"at {v.commit[:12]}" if v.commit else "at an unknown commit"
+    if v.changed:
+        at += f" with {len(v.changed)} file(s) that differ from it"
     head = (
         f"evidence: {len(v.verified)} of {len(v.checked)} origins and named_at verified {at}, "
         f"{len(v.without_evidence)} without evidence, {len(errors(found))} problem(s)"
@@ -131,7 +151,7 @@ def findings(r: Result) -> list[Finding]:
         Finding(COVERAGE, 1, 1, f"{k} is listed as not visible, but the scan sees it", code=codes.COVERAGE_CONTRADICTS)
         for k in r.visible_after_all
     ]
-    return out
+    return out + not_read(r)
 
 
 @click.command(short_help="Hold the catalog against the keys a Miles checkout logs.")

@@ -13,11 +13,12 @@ import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, root_option
 from metrics_manual.derive.captures import display_path
-from metrics_manual.derive.new_profile import NewProfile, new_file, parse_hardware
+from metrics_manual.derive.new_profile import NewProfile, parse_hardware
 from metrics_manual.derive.plan import DerivePlan, RunArg, plan_derivation
 from metrics_manual.derive.stats import DEFAULT_METHOD, Method, Options
+from metrics_manual.derive.write import write_plan
 from metrics_manual.diagnostics.finding import ManualError, UsageError
-from metrics_manual.disk.files import locked, write_real_file
+from metrics_manual.disk.switch import locked
 from metrics_manual.model.schema import SLUG_PATTERN
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.source.load import did_you_mean, load_manual
@@ -202,17 +203,15 @@ def _show_and_write(project: Path, p: DerivePlan, write: bool) -> None:
     click.echo(diff.rstrip("\n") if diff else f"{rel}: no change")
     if write:
         try:
-            for target, text in p.captures.items():
-                write_real_file(project if target.is_relative_to(project) else target.parent, target, text)
-                click.echo(f"wrote {display_path(target, project)}")
-            if diff:
-                if p.created:  # still nothing there (another program may have put a file or a link there since)
-                    new_file(project, p.profile_file.stem)
-                write_real_file(project, p.profile_file, p.new_text)
-                made = "made" if p.created else "wrote"
-                click.echo(f"{made} {rel}; run `metrics-manual build` to regenerate the pages and exports")
+            written = write_plan(project, p)
         except ManualError as err:
             fail(err)
+        for target in written:
+            if target != p.profile_file:
+                click.echo(f"wrote {display_path(target, project)}")
+        if p.profile_file in written:
+            made = "made" if p.created else "wrote"
+            click.echo(f"{made} {rel}; run `metrics-manual build` to regenerate the pages and exports")
     elif diff or p.captures:
         click.echo("dry run: nothing written; pass --write to apply")
     if p.broken or p.derivation.violations or any(o.problems for o in p.derivation.outcomes):

@@ -74,6 +74,7 @@ def check(root: str | None, fmt: str) -> None:
     Writes nothing, except to finish a build that was killed while switching files.
     """
     from metrics_manual.check.drift import check as check_files
+    from metrics_manual.check.drift import drift_total
 
     try:
         findings = check_files(find_root(root))
@@ -83,6 +84,8 @@ def check(root: str | None, fmt: str) -> None:
         click.echo(report(findings, fmt))
     bad = errors(findings)
     if fmt == "text":
+        if total := drift_total(bad):
+            click.echo(total)
         click.echo(advice(bad) if bad else "ok: docs, exports and schemas agree with ranges/")
     sys.exit(EXIT_DRIFT if bad else 0)
 
@@ -135,6 +138,8 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.exports.profile import exported_profile
 
     try:
+        if not output:
+            raise UsageError("-o: an empty value; name a file (or a folder), or - for standard output")
         if fmt in FOLDER_FORMATS and output == "-":
             raise UsageError(f"--format {fmt} writes a folder: name it with -o DIR")
         _, doc = exported_profile(find_root(root), profile_id)

@@ -6,12 +6,11 @@ is held by evidence.py, one finding per miss at the catalog field to correct.
 
 from __future__ import annotations
 
-import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metrics_manual.coverage.scan import Emission, Scan
+from metrics_manual.coverage.checkout import head_commit
+from metrics_manual.coverage.scan import Emission, Scan, Unread
 from metrics_manual.model.keys import is_pattern, overlap
 from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
 
@@ -85,6 +84,7 @@ class Result:
     marked_but_logged: list[MarkedButLogged] = field(default_factory=list)
     # ranges/coverage.yaml calls these invisible, but the scan sees them: the entry is stale
     visible_after_all: list[str] = field(default_factory=list)
+    not_read: list[Unread] = field(default_factory=list)  # files the scan could not read: their keys are not seen
     concrete: int = 0  # documented concrete keys (no hole), step keys aside
     concrete_seen: int = 0  # of which the scan finds logged, or timed and never logged
 
@@ -123,7 +123,7 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
     steps = set(catalog.step_keys.values())
     emitted = {k: v for k, v in scan.keys().items() if k not in steps}
     timed = scan.timed_not_logged()
-    out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit)
+    out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit, not_read=list(scan.unreadable))
     for key, where in sorted(emitted.items()):
         if any(overlap(d, key) for d, _ in docs + old):
             continue
@@ -159,17 +159,3 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
         marked = bool(entries) and all(m.not_logged for m in entries)
         out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, bool(entries), marked))
     return out
-
-
-def head_commit(root: Path) -> str | None:
-    """The checkout's commit, when it is a git work tree (None otherwise: a plain copy)."""
-    if not (root / ".git").exists():
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = done.stdout.strip()
-    return sha if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None

@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metrics_manual.coverage.compare import head_commit
+from metrics_manual.coverage.checkout import changed_files, head_commit
+from metrics_manual.coverage.pyfile import read
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.model.schema import Catalog, NamedAt, Origin
-from metrics_manual.source.reader import Document, Loc, read_bytes
-from metrics_manual.text import clip, shown
+from metrics_manual.source.reader import Document, Loc
+from metrics_manual.text import clip, shown, shown_path
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Verification:
     commit: str | None  # the checkout's HEAD; None when it is not a git work tree
     catalog_commit: str
     checked: list[Checked] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # files of the checkout that differ from its commit
 
     @property
     def at_commit(self) -> bool:
@@ -92,7 +94,8 @@ def _same_commit(a: str, b: str) -> bool:
 
 def verify(catalog: Catalog, root: Path) -> Verification:
     """Each origin and named_at of the catalog held against the checkout at `root`."""
-    out = Verification(head_commit(root), catalog.code.commit)
+    commit = head_commit(root)
+    out = Verification(commit, catalog.code.commit, changed=changed_files(root, commit) if commit else [])
     files: dict[str, _File | str] = {}
     for place in places(catalog):
         path = place.cited.path
@@ -110,19 +113,16 @@ class _File:
 
 
 def _read(root: Path, path: str) -> _File | str:
-    """The file's lines and symbols, or why it cannot be read (a link out of the checkout is never read)."""
+    """The file's lines and symbols, or why it cannot be read (read as the scan reads: capped, never a pipe,
+    never a link out of the checkout)."""
     file = root / path
-    if not file.is_file():
+    if not file.exists() and not file.is_symlink():
         return "is not in the checkout"
-    raw, why = read_bytes(file, root)
-    if raw is None:
-        return f"cannot be read: {why}"
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError) as exc:
-        return _File(text.splitlines(), {}, f"does not parse as Python ({clip(str(exc))})")
-    return _File(text.splitlines(), _symbols(tree), "")
+    got = read(root, path)
+    if got.raw is None:
+        return f"cannot be read: {got.why}"
+    lines = got.raw.decode("utf-8", errors="replace").splitlines()
+    return _File(lines, _symbols(got.tree) if got.tree is not None else {}, got.why)
 
 
 def _symbols(tree: ast.AST) -> dict[str, list[tuple[int, int]]]:
@@ -201,29 +201,48 @@ def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
     return any(a <= line <= b for a, b in spans)
 
 
-def commit_finding(v: Verification, doc: Document) -> Finding | None:
-    """The checkout at another commit than the catalog reads (an error), or at an unknown one (a warning)."""
-    if v.at_commit:
-        return None
+def checkout_findings(v: Verification, doc: Document) -> list[Finding]:
+    """The checkout at another commit than the catalog reads (an error), at an unknown one (a warning), or
+    with files that differ from its commit (a warning)."""
     line, col = doc.where(("code", "commit"))
+    out = []
     if v.commit is None:
-        return Finding(
-            doc.path,
-            line,
-            col,
-            "the checkout's commit is unknown (not a git work tree): the evidence was held against its files as "
-            f"they are, not against Miles at {v.catalog_commit[:12]}",
-            severity="warning",
-            code=codes.CHECKOUT_NOT_AT_COMMIT,
+        out.append(
+            Finding(
+                doc.path,
+                line,
+                col,
+                "the checkout's commit is unknown (not a git work tree): the evidence was held against its files as "
+                f"they are, not against Miles at {v.catalog_commit[:12]}",
+                severity="warning",
+                code=codes.CHECKOUT_NOT_AT_COMMIT,
+            )
         )
-    return Finding(
-        doc.path,
-        line,
-        col,
-        f"the checkout is at {v.commit[:12]} but the catalog reads Miles at {v.catalog_commit[:12]}: the "
-        "findings that follow are what moved between the two",
-        code=codes.CHECKOUT_NOT_AT_COMMIT,
-    )
+    elif not v.at_commit:
+        out.append(
+            Finding(
+                doc.path,
+                line,
+                col,
+                f"the checkout is at {v.commit[:12]} but the catalog reads Miles at {v.catalog_commit[:12]}: the "
+                "findings that follow are what moved between the two",
+                code=codes.CHECKOUT_NOT_AT_COMMIT,
+            )
+        )
+    if v.changed and v.commit is not None:
+        named = ", ".join(shown_path(p) for p in v.changed[:3]) + (", ..." if len(v.changed) > 3 else "")
+        out.append(
+            Finding(
+                doc.path,
+                line,
+                col,
+                f"{len(v.changed)} file(s) of the checkout differ from its commit {v.commit[:12]} ({clip(named)}): "
+                "the scan and the evidence read them as they are, not as Miles has them at that commit",
+                severity="warning",
+                code=codes.CHECKOUT_MODIFIED,
+            )
+        )
+    return out
 
 
 def _where(doc: Document, c: Checked, miss: Miss) -> tuple[int, int]:
@@ -233,7 +252,7 @@ def _where(doc: Document, c: Checked, miss: Miss) -> tuple[int, int]:
 
 def findings(v: Verification, doc: Document) -> list[Finding]:
     """Every miss as a finding at the catalog field to correct, the commit's first; 'not verified' is a warning."""
-    out = [f for f in [commit_finding(v, doc)] if f is not None]
+    out = checkout_findings(v, doc)
     for c in v.checked:
         for miss in c.misses:
             line, col = _where(doc, c, miss)
@@ -256,6 +275,7 @@ def as_dict(v: Verification, doc: Document) -> dict[str, object]:
         "commit": v.commit,
         "catalog_commit": v.catalog_commit,
         "at_commit": v.at_commit,
+        "changed": v.changed,
         "places": len(v.checked),
         "verified": len(v.verified),
         "without_evidence": len(v.without_evidence),

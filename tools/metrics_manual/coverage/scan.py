@@ -53,10 +53,10 @@ from metrics_manual.coverage.processes import (
     process_model,
     timer_sites,
 )
+from metrics_manual.coverage.pyfile import read
 
 # Folders that never hold emitting code: tests, examples and docs (the dashboard's JS is not Python).
 SKIPPED_DIRS = frozenset({"tests", "test", "examples", "docs", "node_modules", "__pycache__"})
-MAX_FILE_BYTES = 2_000_000  # a generated or hostile file this large is not read
 _DEPTH = 6  # calls followed to find a dict's keys
 
 _FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|safetensors|json|jsonl|ya?ml|txt|csv|log|pkl|npy|npz|html|png|parquet)$")
@@ -116,13 +116,23 @@ class Excluded:
     rule: str  # path | log_message | glob | read
 
 
+@dataclass(frozen=True)
+class Unread:
+    """A Python file the scan did not read, and why: the keys it logs are not seen."""
+
+    path: str
+    line: int
+    col: int
+    why: str
+
+
 @dataclass
 class Scan:
-    """What one checkout logs: its emissions, and the strings excluded by rule."""
+    """What one checkout logs: its emissions, the strings excluded by rule, and the files it could not read."""
 
     emissions: list[Emission] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
+    unreadable: list[Unread] = field(default_factory=list)
     processes: ProcessModel = field(default_factory=ProcessModel)
 
     def keys(self) -> dict[str, list[Emission]]:
@@ -173,13 +183,13 @@ class _Module:
 
 
 def python_files(root: Path) -> Iterator[Path]:
-    """The .py files under root, skipping tests, examples, docs, hidden folders and symlinks."""
+    """The .py names under root, skipping tests, examples, docs and hidden folders (a link to a folder is not
+    followed; a .py that is a link, or no regular file, is named too: the scan reports it as not read)."""
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
         for name in sorted(files):
-            p = Path(folder) / name
-            if name.endswith(".py") and not p.is_symlink():
-                yield p
+            if name.endswith(".py"):
+                yield Path(folder) / name
 
 
 class _Scanner:
@@ -204,13 +214,14 @@ class _Scanner:
     def read(self, root: Path) -> None:
         for p in python_files(root):
             rel = p.relative_to(root).as_posix()
-            try:
-                if p.stat().st_size > MAX_FILE_BYTES:
-                    raise ValueError("too large")
-                tree = ast.parse(p.read_bytes(), filename=rel)
-            except (SyntaxError, ValueError, OSError, RecursionError):
-                self.scan.unreadable.append(rel)
+            if p.is_symlink():  # the file it names is read where it stands, when the scan reads that place
+                self.scan.unreadable.append(Unread(rel, 1, 1, "a symbolic link; the scan does not follow links"))
                 continue
+            got = read(root, rel)
+            if got.tree is None:
+                self.scan.unreadable.append(Unread(rel, got.line, got.col, got.why))
+                continue
+            tree = got.tree
             dotted = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
             mod = _Module(rel, dotted, tree)
             self.modules[dotted] = mod

@@ -93,6 +93,7 @@ def validate_edit(root: Path, file: Path, text: str) -> Manual:
     """Load the source as it would be with the edited profile: an edit never writes an invalid file."""
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(root / "ranges", Path(tmp) / "ranges", ignore=shutil.ignore_patterns("captures", "schema"))
+        (Path(tmp) / PROFILES).mkdir(exist_ok=True)  # a project's first profile: no folder yet
         (Path(tmp) / PROFILES / file.name).write_text(text, "utf-8")
         return load_manual(Path(tmp))
 

@@ -2,11 +2,12 @@
 
 For each metric a profile ranges, the expectation is recomputed from all runs together, of the
 same kind: a band's min and max (widened by a margin, or a percentile or k-sigma envelope), a
-median as the median of the runs' medians, and exact values and presence checked in every run (a
-broken one is reported, never rewritten). One exception: a band whose runs gave one value at every
-step becomes that exact value. How far a band reaches (every step, or the steps it was measured
-on) follows the runs' trend (derive/trend.py). Numbers are rounded outward to a number of
-significant digits, so a band still contains every value it was derived from.
+median as the median of the runs' medians with a tolerance from how far those lie apart and how
+far a run's median moves by the noise of its steps, and exact values and presence checked in every
+run (a broken one is reported, never rewritten). One exception: a band or a median whose runs gave
+one value at every step becomes that exact value. How far a band reaches (every step, or the steps
+it was measured on) follows the runs' trend (derive/trend.py). Numbers are rounded outward to a
+number of significant digits, so a band still contains every value it was derived from.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import decimal
 import math
 import statistics
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple, assert_never
 
@@ -24,7 +25,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.formats import export_document
-from metrics_manual.judge.rules import judge
+from metrics_manual.judge.rules import DEFAULT_RTOL, judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds
 from metrics_manual.model.phrase import count_steps, num
@@ -174,11 +175,80 @@ def _log_margin(lo: float, hi: float, k: float) -> tuple[float, float]:
 
 def percentile(values: list[float], p: float) -> float:
     """The p-th percentile with linear interpolation between closest ranks (NumPy's default)."""
-    ordered = sorted(values)
+    return _sorted_percentile(sorted(values), p)
+
+
+def _sorted_percentile(ordered: Sequence[float], p: float) -> float:
     at = (len(ordered) - 1) * p / 100
     lo = math.floor(at)
     hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (at - lo)
+    if at == lo:
+        return ordered[lo]
+    return ordered[lo] + (ordered[hi] / 2 - ordered[lo] / 2) * (at - lo) * 2  # halves: no overflow near the float limit
+
+
+# --- a median's tolerance ---------------------------------------------------------------
+
+# How far the next run's median may lie from the runs', as a confidence multiplier of how far the
+# runs' medians lie from theirs (as Megatron-LM's compute_golden_statistics does for its timings):
+# three seeds tell little of how far a fourth may go. Measured: tools/derive_methods.py, docs/deriving.md.
+MEDIAN_SPREAD = 3
+# The next run's median also moves by the noise of its own steps, even where the runs' medians agree
+# (by chance, or because no seed moves them): at least this many standard errors of a run's median.
+MEDIAN_ERRORS = 3
+# The least tolerance derive writes: judge's own for a median that states none. Three seeds whose
+# medians happen to lie close tell little of a fourth; derive widens judge's default, never narrows it.
+MEDIAN_FLOOR = DEFAULT_RTOL
+
+
+def median_error(values: Sequence[float]) -> float:
+    """The standard error of the median of `values`, each one draw, from their order statistics.
+
+    Among n draws, the rank of the true median is binomial(n, 1/2): one standard deviation is
+    sqrt(n)/2 ranks, 50/sqrt(n) percentiles either side of the 50th. Half the distance between those
+    two percentiles is the median's standard error, whatever the shape of the values (a skewed time
+    too): what a bootstrap of the median estimates, without resampling. A leave-one-out (jackknife)
+    would not do: a median without one value takes only two values, and its variance misleads.
+    """
+    ordered = sorted(values)
+    half = 50 / math.sqrt(len(ordered))
+    return _sorted_percentile(ordered, 50 + half) / 2 - _sorted_percentile(ordered, 50 - half) / 2
+
+
+class MedianRange(NamedTuple):
+    """A median as derive writes it, and what its tolerance is made of (distances from `value`)."""
+
+    value: float  # the median of the runs' medians, rounded to the nearest
+    tolerance: float | None  # relative, rounded up; None for a median of 0, where no relative tolerance has width
+    medians: list[float]  # each run's
+    spread: float  # MEDIAN_SPREAD times the farthest a run's median lies from `value`
+    noise: float  # MEDIAN_ERRORS standard errors of the median of the noisiest run
+
+    def share(self, distance: float) -> float:
+        return distance / abs(self.value) if self.value else math.inf
+
+
+def median_range(
+    runs: Sequence[Sequence[float]],
+    digits: int,
+    spread: float = MEDIAN_SPREAD,
+    errors: float = MEDIAN_ERRORS,
+    floor: float = MEDIAN_FLOOR,
+) -> MedianRange:
+    """The runs' median and its relative tolerance: `spread` times the farthest a run's median lies
+    from it, or `errors` standard errors of a run's median, whichever is larger, and never under
+    `floor`; rounded up, so it covers them still. (Parameters for tools/derive_methods.py, which
+    measures what each part does.)"""
+    medians = [statistics.median(vs) for vs in runs]
+    value = round_near(statistics.median(medians), digits)
+    far = max(abs(m / 2 - value / 2) for m in medians) * 2  # halves first: no overflow near the float limit
+    reach = min(spread * far, BIGGEST)
+    noise = min(errors * max(median_error(vs) for vs in runs), BIGGEST)
+    tolerance = None
+    if value:
+        share = max(reach, noise) / abs(value)
+        tolerance = round_up(min(max(share, floor), BIGGEST), digits)
+    return MedianRange(value, tolerance, medians, reach, noise)
 
 
 # --- what was found ---------------------------------------------------------------------
@@ -340,14 +410,14 @@ def _band(key: str, i: int, e: Band | None, runs: dict[str, Run], o: Options, do
     )
 
 
-def _exact(out: Derived, e: Band | None, values: list[float]) -> Derived:
-    """A band whose runs gave one value at every step: that value, exact at every step."""
+def _exact(out: Derived, e: Band | Median | None, values: list[float]) -> Derived:
+    """A band or a median whose runs gave one value at every step: that value, exact at every step."""
     value = values[0]
     out.kind = "exact"
     out.values = {"kind": "exact", "value": value, "at": "every_step"}
-    if e is not None:  # the band's own fields go; its condition and sources stay
-        out.values |= {"min": None, "max": None, "steps": None}
-    was = " (it was a band)" if e is not None else ""
+    if e is not None:  # the old kind's own fields go; its condition and sources stay
+        out.values |= dict.fromkeys(type(e).model_fields.keys() - Exact.model_fields.keys(), None)
+    was = f" (it was a {e.kind})" if e is not None else ""
     out.summary = f"all {len(values)} values were {num(value)}, in every run: an exact value at every step{was}"
     return out
 
@@ -418,21 +488,55 @@ def _no_width(key: str, i: int, value: float, values: list[float], first: int | 
 
 
 def _median(key: str, i: int, e: Median | None, runs: dict[str, Run], o: Options) -> Derived:
+    """A median derived again from the runs, or proposed (`e` None), with its tolerance (`median_range`).
+
+    A metric that is one value at every step of every run becomes that exact value, as a band does.
+    """
+    out = Derived(key, i, "median", "", proposal=e is None)
+    every = _gather(runs, key, EveryStep(), o)
+    if not every.problems and min(every.values()) == max(every.values()):
+        return _exact(out, e, every.values())
     span = e.span if e is not None else FirstSteps(o.run_steps) if o.run_steps else EveryStep()
     g = _gather(runs, key, span, o)
-    count = g.covers
-    out = Derived(key, i, "median", "", proposal=e is None)
     if g.problems:
         out.problems = g.problems
         return out
-    medians = {name: statistics.median(v for _, v in points) for name, points in g.points.items()}
-    value = statistics.median(medians.values())
-    out.values = ({"kind": "median"} if e is None else {}) | {"value": round_near(value, o.digits), "steps": count}
-    spread = max(medians.values()) - min(medians.values())
-    rel = f" ({num(round_near(100 * spread / abs(value), 2))}% of the median)" if value else ""
-    runs_text = ", ".join(f"{name} {num(round_near(m, o.digits + 1))}" for name, m in medians.items())
-    out.summary = f"median of the runs' medians {num(round_near(value, o.digits + 1))}; runs: {runs_text}; spread {num(round_near(spread, o.digits))}{rel}"
+    r = median_range([[v for _, v in points] for points in g.points.values()], o.digits)
+    if not all(
+        math.isfinite(m) for m in (*r.medians, r.value)
+    ):  # a median of two values, (a + b) / 2, past the float range
+        out.problems = ["a run's median, or the median of the runs' medians, is past the float range"]
+        return out
+    if r.tolerance is None and min(r.medians) != max(r.medians):
+        out.problems = [
+            f"the runs' medians ({_listed(r.medians, o.digits)}) differ and their median is 0, where a relative "
+            "tolerance has no width: range it as a band"
+        ]
+        return out
+    out.values = ({"kind": "median"} if e is None else {}) | {"value": r.value, "steps": g.covers}
+    out.values["tolerance"] = r.tolerance  # None (a median of 0) removes one a previous derive wrote
+    names = ", ".join(f"{name} {num(round_near(m, o.digits + 1))}" for name, m in zip(g.points, r.medians))
+    spread = max(r.medians) - min(r.medians)
+    rel = f" ({_pct(r.share(spread))} of the median)" if r.value else ""
+    out.summary = (
+        f"median of the runs' medians {num(r.value)}; runs: {names}; spread {num(round_near(spread, o.digits))}{rel}; "
+        + (
+            f"tolerance {_pct(r.tolerance)}, the largest of {num(MEDIAN_SPREAD)} times the farthest run's median "
+            f"from it ({_pct(r.share(r.spread))}), {num(MEDIAN_ERRORS)} standard errors of the median of a run's "
+            f"steps ({_pct(r.share(r.noise))}) and the floor, {_pct(MEDIAN_FLOOR)}"
+            if r.tolerance is not None
+            else "no tolerance: every run's median is 0"
+        )
+    )
     return out
+
+
+def _pct(share: float) -> str:
+    return f"{num(round_near(100 * share, 3))}%"
+
+
+def _listed(values: list[float], digits: int) -> str:
+    return ", ".join(num(round_near(v, digits)) for v in values)
 
 
 def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[str, int], Result]]) -> Derived:

@@ -100,6 +100,15 @@ ANCHOR_CLASH = _code(
     "ranges/profiles/lab.yaml:50:9: error: note id 'origins' gives the anchor 's-ref-origins', which the table of "
     "where the keys come from already has; choose another id",
 )
+GAUGE_CLASH = _code(
+    "MM115",
+    "gauge-clash",
+    "Two metric keys give the same Prometheus gauge name (Miles turns / and - into _ and @ into _at_): the alert "
+    "rules and the dashboard cannot tell the two apart.",
+    "Rename one of the keys so their gauge names differ.",
+    "ranges/catalog.yaml:40:13: error: 'train/x_at_y_z' and 'train/x@y-z' give the same Prometheus gauge "
+    "'miles_metric_train_x_at_y_z'; rename one",
+)
 UNKNOWN_REFERENCE = _code(
     "MM108",
     "unknown-reference",
@@ -566,6 +575,16 @@ NO_LONGER_LOGGED = _code(
     "Remove the metric from ranges/catalog.yaml, or name it in ranges/coverage.yaml with why.",
     "ranges/catalog.yaml:1:1: error: train/old_metric is documented but Miles no longer logs it",
 )
+FILE_NOT_SCANNED = _code(
+    "MM604",
+    "file-not-scanned",
+    "A Python file of the checkout the scan did not read (it does not parse, nests too deep, is larger than the "
+    "cap, is a link or not a regular file): the keys it logs are not seen, so they may show as not logged.",
+    "Repair or replace the file in the checkout (a Miles file at the catalog's commit parses); a key the file "
+    "logs, found missing, is why.",
+    "miles/utils/broken.py:1:12: warning: not read by the scan: does not parse as Python (invalid syntax "
+    "(broken.py, line 1)); the keys it logs are not seen",
+)
 _code(
     "MM603",
     "origin-moved",
@@ -634,6 +653,16 @@ CHECKOUT_NOT_AT_COMMIT = _code(
     "ranges/catalog.yaml:2:90: error: the checkout is at 0123456789ab but the catalog reads Miles at "
     "31f1ca961a94: the findings that follow are what moved between the two",
 )
+CHECKOUT_MODIFIED = _code(
+    "MM618",
+    "checkout-modified",
+    "The Miles checkout is at the catalog's commit, but some of its files differ from that commit (changed, "
+    "deleted, or Python files the commit does not hold): the scan and the evidence read them as they are.",
+    "Hold the catalog against a clean checkout (git stash, or a fresh worktree at the commit).",
+    "ranges/catalog.yaml:2:90: warning: 2 file(s) of the checkout differ from its commit 31f1ca961a94 "
+    "(miles/utils/misc.py, miles/utils/broken.py): the scan and the evidence read them as they are, not as "
+    "Miles has them at that commit",
+)
 
 # --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------
 NO_CATALOG_AT_REVISION = _code(
@@ -642,6 +671,15 @@ NO_CATALOG_AT_REVISION = _code(
     "The git revision given to `diff` has no ranges/catalog.yaml.",
     "Name a revision of this project's history that has its ranges (a commit, a branch or a tag).",
     "0123456789ab:ranges/catalog.yaml:1:1: error: no catalog at this revision",
+)
+UNSAFE_TREE_ENTRY = _code(
+    "MM702",
+    "unsafe-tree-entry",
+    "A revision's ranges/ holds a tree entry whose name would place a file outside ranges/ ('..', '.', an empty "
+    "name) or that cannot be copied out as a file; the revision's ranges are not read.",
+    "Name another revision; a commit made by git itself never holds such an entry (it takes a crafted tree).",
+    "0123456789ab:ranges/../../escaped.yaml:1:1: error: a tree entry named '..' would be written outside ranges/; "
+    "this revision's ranges are not read",
 )
 
 

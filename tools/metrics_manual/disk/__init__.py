@@ -1,1 +1,2 @@
-"""Stage 4, the disk: what build writes (one plan for build and check) and the journaled switch of generated files."""
+"""Stage 4, the disk: files read and written safely (files.py), and what build writes under docs/ with its
+journaled switch, one plan for build and check (switch.py)."""

@@ -11,6 +11,8 @@ from typing import Any, assert_never
 
 from pydantic import BaseModel
 
+from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.exports.grafana import to_grafana
 from metrics_manual.exports.names import FILE_FORMATS, SUFFIX
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import describe
@@ -261,22 +263,6 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
 # --- Prometheus --------------------------------------------------------------------
 
 
-def gauge_name(key: str) -> str:
-    """The gauge Miles exports for `key` with --use-prometheus (prometheus_utils.py)."""
-    return "miles_metric_" + key.replace("/", "_").replace("-", "_").replace("@", "_at_")
-
-
-_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-
-
-def no_gauge(key: str) -> str | None:
-    """Why Miles can export no gauge for `key` (None when it can): it replaces only / - @."""
-    bad = sorted(set(re.sub(r"[a-zA-Z0-9_:]", "", gauge_name(key))))
-    if _METRIC_NAME.fullmatch(gauge_name(key)):
-        return None
-    return f"no gauge: Miles keeps {' '.join(map(repr, bad))} in the name, which Prometheus does not allow"
-
-
 def _promql_number(v: int | float) -> str:
     return repr(v)
 
@@ -436,8 +422,6 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
     if fmt == "csv":
         return to_csv(doc)
     if fmt == "grafana":
-        from metrics_manual.exports.grafana import to_grafana  # it imports gauge_name from here
-
         return to_grafana(doc)
     if fmt == "prometheus":
         return to_prometheus(doc)

@@ -22,10 +22,10 @@ def compare(root: Path, base: str | None, head: str | None) -> tuple[RangeDiff, 
     why = history_state(root)
     if why:
         raise UsageError(f"cannot read the history of the ranges: {why}")
-    found = Base(resolve(root, base), base) if base else default_base(root)
+    found = Base(resolve(root, base), base) if base is not None else default_base(root)
     base_rev = Revision(name=found.name, commit=found.sha)
     old = load_revision(root, found.sha)
-    if head is None:
+    if head is None:  # an empty HEAD is resolved, and refused, like any other
         return diff_manuals(old, load_manual(root), base_rev, Revision(name=WORKING_TREE)), found.note
     head_sha = resolve(root, head)
     return diff_manuals(old, load_revision(root, head_sha), base_rev, Revision(name=head, commit=head_sha)), found.note

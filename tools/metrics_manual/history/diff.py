@@ -33,7 +33,7 @@ from metrics_manual.model.schema import (
 from metrics_manual.source.load import Manual
 
 DIFF_SCHEMA = "docs/export/diff.schema.json"
-Kind = Literal["added", "removed", "renamed", "updated"]
+ChangeKind = Literal["added", "removed", "renamed", "updated"]
 NONE = "none"
 
 
@@ -44,7 +44,7 @@ class FieldChange(Strict):
 
 
 class RangeChange(Strict):
-    change: Kind = Field(description="added, removed or updated (a range of the same kind that changed).")
+    change: ChangeKind = Field(description="added, removed or updated (a range of the same kind that changed).")
     before: str | None = Field(default=None, description="The range before, in words; none when added.")
     after: str | None = Field(default=None, description="The range after, in words; none when removed.")
     fields: list[FieldChange] = Field(default_factory=list, description="Updated: each part that changed.")
@@ -52,7 +52,7 @@ class RangeChange(Strict):
 
 class MetricChange(Strict):
     key: str = Field(description="The metric key after the change (before it, when removed).")
-    change: Kind
+    change: ChangeKind
     renamed_from: str | None = Field(default=None, description="Renamed: the key before.")
     section: str | None = Field(default=None, description="Id of the metric's section (after; before when removed).")
     fields: list[FieldChange] = Field(
@@ -65,7 +65,7 @@ class MetricChange(Strict):
 class ProfileChange(Strict):
     id: str = Field(description="The profile id after the change (before it, when removed).")
     title: str
-    change: Kind
+    change: ChangeKind
     renamed_from: str | None = None
     fields: list[FieldChange] = Field(default_factory=list, description="Title, setup and sources that changed.")
     metrics: list[MetricChange] = Field(default_factory=list, description="Metrics whose ranges changed.")
@@ -340,14 +340,14 @@ def profile_changes(old: Manual | None, new: Manual | None, renamed_keys: dict[s
             unit = nmetrics[key].unit if key in nmetrics else None
             changes = range_changes(prev, exps, ou.get(old_key), unit)
             if changes:
-                kind: Kind = "added" if not prev else "removed" if not exps else "updated"
+                change: ChangeKind = "added" if not prev else "removed" if not exps else "updated"
                 if old_key != key and prev:
-                    kind = "renamed"
+                    change = "renamed"
                 metrics.append(
                     MetricChange(
                         key=key,
-                        change=kind,
-                        renamed_from=old_key if kind == "renamed" else None,
+                        change=change,
+                        renamed_from=old_key if change == "renamed" else None,
                         ranges=changes,
                         anchor=anchors[key],
                     )

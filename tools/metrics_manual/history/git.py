@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from metrics_manual import gitrun
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.source.load import Manual, load_manual
+from metrics_manual.source.reader import MAX_BYTES, too_large
+from metrics_manual.text import clip, shown, shown_path
 
 RANGES = "ranges"
 MAIN_BRANCHES = ("main", "origin/main", "master", "origin/master")
+# All the files of one revision's ranges/ together (a file alone: the loader's MAX_BYTES): a tree can name
+# one compressed blob a thousand times, and each name would be a file written out.
+MAX_REVISION_BYTES = 4 * MAX_BYTES
 
 
 class NoHistory(Exception):
@@ -29,10 +37,11 @@ class Commit:
 
 
 def git(root: Path, *args: str, check: bool = True) -> str:
-    """git's output, run in root with a fixed environment (no pager, no user config of the reader's)."""
-    env = {**os.environ, "GIT_PAGER": "cat", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
+    """git's output, run in root with a fixed environment and nothing of the repository's config run (gitrun)."""
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, env=env, check=False)
+        out = subprocess.run(
+            gitrun.command(*args), cwd=root, capture_output=True, env=gitrun.environment(), check=False
+        )
     except FileNotFoundError:
         raise NoHistory("git is not installed") from None
     if check and out.returncode != 0:
@@ -59,13 +68,15 @@ def history_state(root: Path) -> str | None:
 
 
 def resolve(root: Path, rev: str) -> str:
-    """The full commit id of `rev`; UsageError when it names no commit."""
-    if rev.startswith("-"):
-        raise UsageError(f"not a revision: {rev!r}")
-    sha = git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).strip()
-    if not sha:
-        raise UsageError(f"unknown revision {rev!r}")
-    return sha
+    """The full commit id of `rev`; UsageError when it names no one commit (nothing, a range, an option)."""
+    if not rev.strip() or rev.startswith("-"):
+        raise UsageError(f"not a revision: {shown(rev)}; name a commit, a branch or a tag")
+    out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", check=False)
+    if re.fullmatch(r"[0-9a-f]{40}\n?|[0-9a-f]{64}\n?", out):
+        return out.strip()
+    if out.strip():  # `A..B`, `A...B`: more than one commit
+        raise UsageError(f"not a revision: {shown(rev)} is not one commit; name BASE and HEAD apart: diff A B")
+    raise UsageError(f"unknown revision {shown(rev)}")
 
 
 @dataclass(frozen=True)
@@ -139,19 +150,14 @@ def _before_ranges_changed(root: Path, most: int = 10_000) -> str | None:
 def load_revision(root: Path, sha: str) -> Manual:
     """The ranges of one commit through the normal loader: its files copied out of git into a temp folder.
 
-    Findings name the file as `<commit>:ranges/...`. A commit without ranges/ raises SourceError.
+    Findings name the file as `<commit>:ranges/...`. A commit without ranges/ raises SourceError, and so
+    does one whose tree names a place outside the temp folder or holds a file larger than the loader reads.
     """
-    listing = git(root, "ls-tree", "-r", "-z", "--full-tree", sha, "--", RANGES)
-    entries = [e for e in listing.split("\0") if e]
+    listing = git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", sha, "--", RANGES)
     with tempfile.TemporaryDirectory(prefix="metrics-manual-rev-") as tmp:
-        for entry in entries:
-            meta, path = entry.split("\t", 1)
-            mode, kind, blob = meta.split()
-            if kind != "blob" or mode == "120000":  # a link is not followed, as the loader never follows one out
-                continue
-            target = Path(tmp, path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(_blob(root, blob))
+        refused = _copy_out(root, sha, listing, Path(tmp))
+        if refused:
+            raise SourceError(refused)
         if not (Path(tmp) / RANGES / "catalog.yaml").is_file():
             raise SourceError(
                 [
@@ -175,9 +181,81 @@ def load_revision(root: Path, sha: str) -> Manual:
             ) from None
 
 
-def _blob(root: Path, blob: str) -> bytes:
-    out = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, check=True)
-    return out.stdout
+def _copy_out(root: Path, sha: str, listing: str, tmp: Path) -> list[Finding]:
+    """The blobs of `ls-tree -r -l -z` written under tmp; a finding for each entry that is not.
+
+    The tree is untrusted (`git hash-object --literally` makes entries named '..'): a path is
+    written only when each of its parts is a plain name, each file is created anew (never through
+    a link, never over another entry), and a blob's size is known from the tree before it is read.
+    """
+    found: list[Finding] = []
+    total = 0
+    for entry in listing.split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, kind, blob, size = meta.split()
+        if kind != "blob" or mode == "120000":  # a link is not followed, as the loader never follows one out
+            continue
+        where = f"{sha[:12]}:{clip(shown_path(path))}"
+        parts = path.split("/")
+        bad = next((p for p in parts if p in ("", ".", "..")), None)
+        if bad is not None:
+            why = f"a tree entry named {bad!r} would be written outside {RANGES}/; this revision's ranges are not read"
+            found.append(Finding(where, 1, 1, why, code=codes.UNSAFE_TREE_ENTRY))
+            continue
+        if big := too_large(int(size), MAX_BYTES):
+            found.append(Finding(where, 1, 1, big, code=codes.UNREADABLE_FILE))
+            continue
+        total += int(size)
+        if total > MAX_REVISION_BYTES:
+            why = (
+                f"the files of {RANGES}/ at this revision have more than {MAX_REVISION_BYTES:,} bytes; "
+                "the rest is not read"
+            )
+            found.append(Finding(where, 1, 1, why, code=codes.UNREADABLE_FILE))
+            break
+        try:
+            _write_new(tmp, parts, _blob(root, blob, int(size)))
+        except OSError as exc:  # two entries of one name, a file where a folder is
+            why = f"cannot copy the tree entry out ({exc.strerror}); this revision's ranges are not read"
+            found.append(Finding(where, 1, 1, why, code=codes.UNSAFE_TREE_ENTRY))
+    return found
+
+
+def _write_new(tmp: Path, parts: list[str], data: bytes) -> None:
+    """`data` as a new file tmp/parts..., its folders made one by one, none of them followed if a link."""
+    at = tmp
+    for name in parts[:-1]:
+        at = at / name
+        try:
+            at.mkdir()
+        except FileExistsError:
+            if at.is_symlink() or not at.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+    target = at / parts[-1]
+    if not target.resolve().is_relative_to(tmp.resolve()):  # the checks above make this hold: kept as the last word
+        raise PermissionError(errno.EACCES, "outside the temp folder")
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with open(fd, "wb", closefd=True) as f:
+        f.write(data)
+
+
+def _blob(root: Path, blob: str, size: int) -> bytes:
+    """The blob's bytes, at most `size` of them (its size as the tree gave it, already held to the cap)."""
+    with subprocess.Popen(
+        gitrun.command("cat-file", "blob", blob),
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=gitrun.environment(),
+    ) as p:
+        assert p.stdout is not None
+        data = p.stdout.read(size + 1)
+        p.kill()
+    if len(data) != size:
+        raise OSError(errno.EIO, f"the blob has another size than the tree states ({size:,} bytes)")
+    return data
 
 
 def commits_touching_ranges(root: Path) -> list[Commit]:

@@ -1,24 +1,12 @@
 """The kinds of expectation, and the steps of a run each one covers: one definition for every stage.
 
 A kind (band, median, exact, presence) is a class of model/schema.py; `Expectation` is their
-union. What a stage does with a kind lives in that stage, as one `match` over the kinds that
-ends in `typing.assert_never`, so a kind added to the union and missed by any of them is a
-mypy error at that line, never a silent default:
-
-- model/schema.py   `span`: the steps it covers (a property of each class)
-- model/kinds.py    `numbers` (what a drawing places on its axis), `covered_steps`, `keeps_warm_up`,
-                    `some_steps` (the steps a span holds at, in words, for a chart over time)
-- model/phrase.py   `describe`: the kind in words
-- site/draw.py      `_kind_words`, `_legend_key`, `_range_mark`, `_expected_mark`, `_outside`: the kind drawn
-- judge/rules.py    `rule`: the judging rule; `_covered`: the run's first steps a span covers
-- derive/stats.py   `_outcome`: derived again, or checked
-- exports/formats.py `why_no_alert_rule`, `_alert`, `_steps_filter`: an alerting rule and the steps it
-                    reads, or why no rule can judge it
-- exports/tensorboard.py `bound_lines`: the lines a TensorBoard log folder draws
-
-tests/test_kinds.py adds a toy kind to a copy of the package and holds mypy to this list.
-The CSV columns are the fields of every kind (a test holds them to it); the JSON Schemas come
-from the classes.
+union, and `Span` the union of the steps a range holds at. What a stage does with a kind lives in
+that stage, as one `match` over the kinds (or spans) that ends in `typing.assert_never`, so a kind
+added to the union and missed by any of them is a mypy error at that line, never a silent default.
+CONTRIBUTING.md ("Add a range kind") lists every such `match`; tests/model/test_kinds.py holds the
+list to the package's matches, tests/project/test_types.py to mypy's errors for a toy kind. The CSV
+columns are the fields of every kind (a test holds them to it); the JSON Schemas come from the classes.
 """
 
 from __future__ import annotations

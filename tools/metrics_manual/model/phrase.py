@@ -22,11 +22,13 @@ def num(value: int | float) -> str:
     """A number as people read it: the shortest digits that read back to the same value.
 
     Whole values lose their fraction (310.0 -> 310), digits before the point are grouped
-    from 1,000 on, and magnitudes below 1e-6 or from 1e15 on read in scientific form
-    (1e-7, 1e+308) instead of as dozens of digits.
+    from 1,000 on, and float magnitudes below 1e-6 or from 1e15 on read in scientific form
+    (1e-7, 1e+308) instead of as dozens of digits; an int keeps every digit.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"not a number: {value!r}")
+    if isinstance(value, int):  # a step or a count: every digit (2**62 is no 4.611686018427388e+18)
+        return f"{value:,}"
     if value != 0 and not _DECIMAL_FROM <= abs(value) < _DECIMAL_BELOW:
         return format(decimal.Decimal(repr(float(value))).normalize(), "e")
     if isinstance(value, float) and value.is_integer():

@@ -25,6 +25,10 @@ from pydantic_core import PydanticCustomError
 from metrics_manual.model.keys import KeySet, is_pattern
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that change the order text shows in, or show nothing: bidi embeddings, overrides and isolates,
+# the direction marks, zero-width spaces and joiners, the byte order mark. In a title or a meaning they would
+# make a nav entry, an export or an alert annotation read otherwise than its source.
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def _one_line(text: str) -> str:
@@ -32,6 +36,11 @@ def _one_line(text: str) -> str:
     # characters would break or garble them (PyYAML even mangles U+0085 on output).
     if _CONTROL.search(text):
         raise ValueError("text must be one line without control characters; fold long text with >-")
+    if m := _INVISIBLE.search(text):
+        raise ValueError(
+            f"text must not hold U+{ord(m.group()):04X}, an invisible or direction-changing character "
+            f"(at character {m.start() + 1} of the text); remove it"
+        )
     if not text.strip():
         raise ValueError("text must not be blank")
     return text

@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from metrics_manual import gitrun
 from metrics_manual.source.reader import read_yaml
 
 # The range spans of the metrics page (templates/pages/reference/metrics.md.j2), as Markdown leaves them.
@@ -43,12 +44,12 @@ def expectation_lines(text: str, display: str) -> dict[tuple[str, int], tuple[in
 def blame_dates(root: Path, rel: str) -> dict[int, datetime.date]:
     """Line -> the date of the commit that last changed it ({} without git, outside a repository,
     or for lines not committed yet)."""
-    git = shutil.which("git")
-    if git is None:
+    if shutil.which("git") is None:
         return {}
     try:
         done = subprocess.run(
-            [git, "-C", str(root), "blame", "--porcelain", "--", rel],
+            gitrun.command("-C", str(root), "blame", "--porcelain", "--", rel),
+            env=gitrun.environment(),
             capture_output=True,
             text=True,
             timeout=30,

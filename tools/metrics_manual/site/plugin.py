@@ -2,7 +2,7 @@
 
 With `watch: [ranges, templates]` in mkdocs.yml, `mkdocs serve` rebuilds on a
 YAML edit; this plugin then writes only the generated files whose content
-changed, so the one extra rebuild that those writes cause finds nothing to write.
+changed, and those writes start no second build (site/watch.py).
 
 `mkdocs build` fails on an invalid source. `mkdocs serve` does not: a failed build
 would leave the browser waiting for a site that never comes, so the plugin keeps
@@ -11,6 +11,7 @@ the last good pages and shows the findings on top of every page until a good sav
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import logging
@@ -32,7 +33,7 @@ from mkdocs.utils import CountHandler
 
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
-from metrics_manual.disk.files import settle
+from metrics_manual.disk.switch import settle
 from metrics_manual.exports.formats import CSV_COLUMNS, STEP_RULE_FOR
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
@@ -40,32 +41,55 @@ from metrics_manual.history.changes import changes_page, changes_page_without_hi
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
+from metrics_manual.site.watch import DocsWatch, watch_docs
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
 
 
-# Search: an entry's document weighs more than a page's (entries outrank pages), and among keys that a
-# query matches alike the key of fewer words weighs more, enough to outweigh a word said twice
-# (`rollout/log_probs` before `rollout/rollout_log_probs`; `rollout/truncated` before
-# `rollout/truncated_ratio`). Titles outweigh text 1000 to 1, so these factors order title matches
-# and never lift a text match over a title match.
-def entry_boost(words: int) -> float:
-    return 1 + 4 / max(1, words)
+# Search runs Material's lunr in the browser over search_index.json, which `index_entries` completes.
+# Its separator (mkdocs.yml) ends words at spaces and hyphens only (lunr's query parser splits a typed
+# term at a hyphen whatever the separator), so a key, or a fragment of one typed as `rollout_kl`, is one
+# term: it matches the words that start with it. Each metric entry carries its key's tails, one from each
+# part on (`train/train_rollout_kl`: `train_rollout_kl`, `rollout_kl`, `kl`), in a field of its own: a
+# fragment of a key typed from a part on finds the keys that hold it as typed, and no other; words typed
+# apart (`rollout kl`) find every key holding them. The field outweighs titles 100 to 1, which outweigh
+# text 1000 to 1, so an entry's title (its key, cut at hyphens) only breaks ties. An entry's document
+# weighs more than a page's, and among keys a query matches alike the key of fewer parts weighs more
+# (`grad_norm`: `train/grad_norm` before `train/critic-grad_norm`).
+KEY_FIELD = "key"
+KEY_OVER_TITLE = 100
+_PART = re.compile(r"[/_\-]")
 
 
-def rank_entries(index: Path, manual: Manual) -> None:
-    """Boost each metric entry's document in the search index the search plugin wrote (runs after it)."""
+def entry_boost(parts: int) -> float:
+    return 1 + 4 / max(1, parts)
+
+
+def key_tails(key: str, separator: re.Pattern[str]) -> list[str]:
+    """The words of `key` from each of its parts on, cut as search cuts them, once each: what a reader
+    may type of it, from the start of any part."""
+    tails = [key, *(key[m.end() :] for m in _PART.finditer(key))]
+    return list(dict.fromkeys(word for tail in tails for word in separator.split(tail) if re.search(r"\w", word)))
+
+
+def index_entries(index: Path, manual: Manual) -> None:
+    """Give each metric entry of the search index the search plugin wrote its key's tails and its weight."""
     try:
         data = json.loads(index.read_text("utf-8"))
     except (OSError, ValueError):
         return  # no search plugin, or no index: nothing to rank
     anchors = {m.anchor: key for key, m in manual.metrics.items()}
-    separator = re.compile(data.get("config", {}).get("separator") or r"[\s\-/_]+")
+    config = data.setdefault("config", {})
+    separator = re.compile(config.get("separator") or r"[\s\-]+")
+    fields = config.setdefault("fields", {})
+    fields[KEY_FIELD] = {"boost": KEY_OVER_TITLE * fields.get("title", {}).get("boost", 1000.0)}
     for doc in data.get("docs", []):
         page, _, anchor = str(doc.get("location", "")).partition("#")
         if anchor in anchors and page.startswith(METRICS_DIR):  # the entries, not the Changes page's sections
-            doc["boost"] = entry_boost(len([w for w in separator.split(anchors[anchor]) if w]))
+            key = anchors[anchor]
+            doc["boost"] = entry_boost(len([w for w in _PART.split(key) if w]))
+            doc[KEY_FIELD] = " ".join(key_tails(key, separator))
     index.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
 
 
@@ -146,12 +170,14 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.cite: Callable[[str], str] = lambda text: text
         self.held: dict[str, list[str]] = {}  # page -> its drawings, held out of Markdown and search
         self.changes: tuple[Any, str] | None = None  # (HEAD and catalog keys, the Changes page): serve rebuilds often
+        self.docs_watch: DocsWatch | None = None  # while serving: the watch of docs/ that skips build's own writes
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.serving = command == "serve"
 
     def on_serve(self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]) -> LiveReloadServer:
         self.serving = True  # also `mkdocs serve --clean`, which starts up as a "build"
+        self.docs_watch = watch_docs(server, self.root, config.docs_dir)  # one build per save (site/watch.py)
         return server
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
@@ -170,7 +196,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         # Edit links and last-changed dates: in the HTML of this build only (see site/cite.py).
         self.cite = for_build(self.root, config.repo_url, config.edit_uri, config.docs_dir)
         try:
-            self.manual, todo = build(self.root)
+            with self.docs_watch.writing() if self.docs_watch else contextlib.nullcontext():
+                self.manual, todo = build(self.root)
         except (ManualError, RecursionError, OSError) as exc:
             return self._fail(f"metrics-manual: {_problem(exc, self.root)}")
         for rel in todo.hand_edited:
@@ -205,7 +232,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_post_build(self, config: MkDocsConfig) -> None:
         if self.manual is not None:
-            rank_entries(Path(config.site_dir) / "search" / "search_index.json", self.manual)
+            index_entries(Path(config.site_dir) / "search" / "search_index.json", self.manual)
         self._post_build_serving()
 
     def _post_build_serving(self) -> None:

@@ -20,7 +20,7 @@ from metrics_manual.model.keys import overlap
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
-# pydantic and the model (0.1 s to import) are imported where they are used: importing this module stays cheap.
+# pydantic and the model (slow to import) are imported where they are used: importing this module stays cheap.
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -71,9 +71,9 @@ class Manual:
         raise KeyError(profile_id)
 
 
-# "Did you mean" compares a word with each candidate (difflib, 20-70 microseconds each: up to 0.7 s in
-# a catalog of 10,000 keys). A source of thousands of unknown keys must not take hours to report, so a
-# load compares at most this many pairs; past that its findings come without the hint.
+# "Did you mean" compares a word with each candidate (difflib, costly per pair). A source of thousands of
+# unknown keys against a large catalog must not take hours to report, so a load compares at most this many
+# pairs; past that its findings come without the hint.
 HINT_COMPARISONS = 50_000
 _hint_budget = [HINT_COMPARISONS]
 
@@ -208,12 +208,14 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
 
 
 def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
+    from metrics_manual.exports.gauges import gauge_name, no_gauge
     from metrics_manual.model.schema import metric_anchor
 
     out: list[Finding] = []
     seen_sections: set[str] = set()
     seen_keys: dict[str, str] = {}
     anchors: dict[str, str] = {}
+    gauges: dict[str, str] = {}  # gauge name -> the first key that gives it
     for si, section in enumerate(catalog.sections):
         if section.id in seen_sections:
             out.append(
@@ -241,6 +243,18 @@ def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
                     )
                 )
             anchors[metric.anchor] = metric.key
+            for j, key in enumerate([metric.key, *metric.members]):
+                if no_gauge(key) is not None:  # a pattern, or a key Miles exports no gauge for
+                    continue
+                gauge = gauge_name(key)
+                if gauges.setdefault(gauge, key) != key:
+                    out.append(
+                        doc.finding(
+                            loc if j == 0 else ("sections", si, "metrics", mi, "members", j - 1),
+                            f"{key!r} and {gauges[gauge]!r} give the same Prometheus gauge {gauge!r}; rename one",
+                            code=codes.GAUGE_CLASH,
+                        )
+                    )
             for ri, rename in enumerate(metric.renamed_from):
                 rloc = ("sections", si, "metrics", mi, "renamed_from", ri, "key")
                 old = metric_anchor(rename.key)
@@ -376,9 +390,9 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             # What the pause allocated and kept is all in the youngest generation: the first collection
-            # after it would go over every object (0.13-0.19 s after 10,000 metrics x 10 profiles, at the
-            # end of every load). Move it to the oldest, where surviving collections would have put it
-            # (two list splices): only a full collection visits it again, and any cycle is still freed.
+            # after it would go over every object, at the end of every load. Move it to the oldest, where
+            # surviving collections would have put it (two list splices): only a full collection visits it
+            # again, and any cycle is still freed.
             gc.freeze()
             gc.unfreeze()
             gc.enable()

@@ -596,21 +596,35 @@ def byte_position(raw: bytes, at: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
 
 
-def _not_regular(mode: int) -> str | None:
+@dataclass(frozen=True)
+class Reading:
+    """What `read_bytes` reads in one place: its cap, and how its refusals name the place and what it holds."""
+
+    limit: int
+    inside: str  # "the project"
+    holds: str  # "ranges/ holds only YAML files"
+
+
+def _source() -> Reading:
+    return Reading(MAX_BYTES, "the project", "ranges/ holds only YAML files")  # MAX_BYTES read at each call
+
+
+def _not_regular(mode: int, reading: Reading) -> str | None:
     kind = file_kind(mode)
-    return None if kind is None else f"not a regular file but {kind}; ranges/ holds only YAML files"
+    return None if kind is None else f"not a regular file but {kind}; {reading.holds}"
 
 
-def read_bytes(file: Path, root: Path | None = None) -> tuple[bytes | None, str]:
-    """The bytes of `file`, or None and why not: only a regular file inside `root`, of at
-    most MAX_BYTES, is read (a link out of the project, a pipe or a device never is)."""
+def read_bytes(file: Path, root: Path | None = None, reading: Reading | None = None) -> tuple[bytes | None, str]:
+    """The bytes of `file`, or None and why not: only a regular file inside `root`, of at most
+    the limit (MAX_BYTES for a source file), is read (a link out of the root, a pipe or a device never is)."""
+    r = reading or _source()
     try:
         if root is not None and not file.resolve(strict=True).is_relative_to(root.resolve()):
-            return None, "the file is a link to a place outside the project; only files inside it are read"
+            return None, f"the file is a link to a place outside {r.inside}; only files inside it are read"
         st = os.stat(file)
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python < 3.13
         return None, f"cannot read file: {getattr(exc, 'strerror', None) or 'symbolic link loop'}"
-    if (why := _not_regular(st.st_mode)) or (why := _too_large(st.st_size)):
+    if (why := _not_regular(st.st_mode, r)) or (why := too_large(st.st_size, r.limit)):
         return None, why
     try:  # O_NONBLOCK: should the file turn into a pipe after the check, opening it still returns at once
         fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -618,19 +632,20 @@ def read_bytes(file: Path, root: Path | None = None) -> tuple[bytes | None, str]
         return None, f"cannot read file: {exc.strerror}"
     with open(fd, "rb", closefd=True) as f:
         st = os.fstat(fd)
-        if (why := _not_regular(st.st_mode)) or (why := _too_large(st.st_size)):
+        if (why := _not_regular(st.st_mode, r)) or (why := too_large(st.st_size, r.limit)):
             return None, why
         try:
-            raw = f.read(MAX_BYTES + 1)
+            raw = f.read(r.limit + 1)
         except OSError as exc:
             return None, f"cannot read file: {exc.strerror}"
-    return (None, _too_large(len(raw)) or "") if len(raw) > MAX_BYTES else (raw, "")
+    return (None, too_large(len(raw), r.limit) or "") if len(raw) > r.limit else (raw, "")
 
 
-def _too_large(size: int) -> str | None:
-    if size <= MAX_BYTES:
+def too_large(size: int, limit: int) -> str | None:
+    """Why a file of `size` bytes is not read, or None when it is at most `limit`."""
+    if size <= limit:
         return None
-    return f"the file has {size:,} bytes; a source file may have at most {MAX_BYTES:,}"
+    return f"the file has {size:,} bytes; a source file may have at most {limit:,}"
 
 
 def _decode(file: Path, display: str, root: Path | None) -> tuple[str | None, list[Finding]]:
