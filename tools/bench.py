@@ -13,6 +13,9 @@
    the read floor, EventAccumulator, a csv loop) with the ratio.
 6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
 7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
+8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
+   write that makes a finding certain to the finding's line, at run lengths of 1,000 to 100,000 steps;
+   the time to read a run's history when started late; peak RSS next to judge's on the same files.
 """
 
 from __future__ import annotations
@@ -616,11 +619,114 @@ def serve_report(saves: int) -> None:
         )
 
 
+def _follow_record(step: int, sk: str, keys: dict[str, float], nan: str | None = None) -> str:
+    metrics = ", ".join([f'"{sk}": {step}'] + [f'"{k}": {"NaN" if k == nan else v}' for k, v in keys.items()])
+    return f'{{"ts": {1796000000 + step}.5, "step_key": "{sk}", "step": {step}, "metrics": {{{metrics}}}}}\n'
+
+
+def follow_report(lengths: list[int]) -> None:
+    """judge --follow beside a growing dashboard log of the real manual's first profile's keys: after
+    `n` steps written, a NaN in a new metric at each of a few steps, one step written every 0.5 s; the
+    latency is from the write of the next step (which makes the NaN certain) to its line on stdout."""
+    import json
+    import threading
+
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.exports.profile import exported_profile
+    from metrics_manual.judge.rules import judged_keys
+    from metrics_manual.model.kinds import numbers
+
+    manual, profile = exported_profile(REPO, manual_first_profile())
+    step_keys = manual.catalog.step_keys
+    # A healthy run: each judged key at the middle of its first expectation's numbers.
+    healthy = {
+        key: statistics.fmean(next((n for e in m.expectations if (n := numbers(e))), [1.0]))
+        for m in profile.metrics
+        if m.expectations
+        for key in m.members or [m.key]
+    }
+    groups: dict[str, dict[str, float]] = {}
+    for key in sorted(judged_keys(profile)):
+        if sk := step_keys.get(key.split("/", 1)[0]):
+            groups.setdefault(sk, {})[key] = healthy[key]
+    sk, keys = max(groups.items(), key=lambda kv: len(kv[1]))
+    probes = list(keys)[:4]
+    for n in lengths:
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "dashboard" / "metrics.jsonl"
+            log.parent.mkdir()
+            with log.open("w", encoding="utf-8") as fh:
+                for step in range(n):
+                    for g, ks in groups.items():
+                        fh.write(_follow_record(step, g, ks))
+            mb = log.stat().st_size / 1e6
+            cmd = [sys.executable, "-m", "metrics_manual", "judge", "--follow", "--format", "json"]
+            proc = subprocess.Popen(
+                [*cmd, "--profile", profile.profile.id, tmp], cwd=REPO, env=ENV, stdout=subprocess.PIPE, text=True
+            )
+            arrived: dict[int, float] = {}
+
+            def read(proc: subprocess.Popen[str] = proc, arrived: dict[int, float] = arrived) -> None:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    f = json.loads(line)
+                    if f.get("finding") == "not_finite":
+                        arrived[f["step"]] = time.monotonic()
+
+            reader = threading.Thread(target=read)
+            reader.start()
+            certain: dict[int, float] = {}
+            with log.open("a", encoding="utf-8") as fh:
+                for i, step in enumerate(range(n, n + 2 * len(probes) + 1)):
+                    nan = probes[i // 2] if i % 2 == 0 and i // 2 < len(probes) else None
+                    for g, ks in groups.items():
+                        fh.write(_follow_record(step, g, ks, nan if g == sk else None))
+                    fh.flush()
+                    certain[step - 1] = time.monotonic()
+                    if i == 1:  # the history is read whole first: wait for the first finding
+                        while not arrived and proc.poll() is None:
+                            time.sleep(0.01)
+                    time.sleep(0.5 if i else 0.0)
+            time.sleep(1.0)
+            hwm = _vm_hwm(proc.pid)
+            proc.terminate()
+            proc.wait()
+            reader.join()
+            lat = sorted(arrived[s] - certain[s] for s in arrived if s in certain and s != n)
+            first = arrived.get(n, float("nan")) - certain.get(n, float("nan"))
+            _, judge_rss = timed([*cmd[:-4], "judge", "--profile", profile.profile.id, "--format", "json", tmp], REPO)
+            print(
+                f"[follow] {n:,} steps ({mb:,.0f} MB) before: the history read and the first finding in {first:.2f} s; "
+                f"then latency median {statistics.median(lat):.3f} s, max {max(lat):.3f} s ({len(lat)} findings, "
+                f"poll 0.2 s); peak RSS {hwm} MiB (judge on the same files: {judge_rss} MiB)"
+            )
+
+
+def manual_first_profile() -> str:
+    sys.path.insert(0, str(REPO / "tools"))
+    from metrics_manual.source.load import load_manual
+
+    return load_manual(REPO).profiles[0].id
+
+
+def _vm_hwm(pid: int) -> int:
+    """Peak RSS (MiB) of a running process, from /proc (0 where there is none)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--part", choices=("all", "manual", "judge", "realistic", "derive", "serve"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "manual", "judge", "realistic", "derive", "serve", "follow"), default="all"
+    )
     parser.add_argument(
         "--judge-mb",
         type=int,
@@ -646,7 +752,9 @@ def main() -> None:
             derive_figures(Path(tmp))
     if args.part in ("all", "serve") and not args.validate:
         serve_report(3 if args.quick else 5)
-    if args.part in ("judge", "realistic", "derive", "serve"):
+    if args.part in ("all", "follow") and not args.validate:
+        follow_report([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
+    if args.part in ("judge", "realistic", "derive", "serve", "follow"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

@@ -18,9 +18,10 @@ from metrics_manual.diagnostics.report import report as report_findings
 from metrics_manual.judge.profile_file import TAKES, ProfileFileError
 from metrics_manual.judge.report_text import OUTPUTS, render
 from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
-from metrics_manual.runs.series import StepRanges
+from metrics_manual.runs.series import Run, StepRanges
 from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import shown_path
 
@@ -155,6 +156,23 @@ def _fail(message: str | list[Finding], fmt: str = "text") -> None:
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal, for large runs)."
 )
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Judge the run while it runs: read its files as they grow and print each finding the moment it is "
+    "certain, then the verdict. Ends on Ctrl-C or SIGTERM, --idle or --until-step.",
+)
+@click.option(
+    "--idle", type=float, default=None, metavar="SECONDS", help="With --follow: end after SECONDS without new data."
+)
+@click.option(
+    "--until-step",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --follow: end once every step key the run logs has finished a step past N; "
+    "the verdict leaves out the steps past N.",
+)
 def judge_command(
     root: str | None,
     profile_id: str,
@@ -166,6 +184,9 @@ def judge_command(
     input_format: str,
     live: bool,
     progress: bool | None,
+    follow: bool,
+    idle: float | None,
+    until_step: int | None,
 ) -> None:
     """Judge the run whose files or folders are PATHS against a profile: pass, fail or error per expectation.
 
@@ -180,23 +201,32 @@ def judge_command(
         _fail(f"--exclude-steps: {exc}")
     if not rtol > 0 or rtol != rtol or rtol == float("inf"):
         _fail(f"--rtol must be a number above 0, got {rtol}")
+    if not follow and (idle is not None or until_step is not None):
+        _fail("--idle and --until-step go with --follow")
+    if idle is not None and not 0 < idle < float("inf"):
+        _fail(f"--idle must be a number of seconds above 0, got {idle}")
+    if until_step is not None and not 0 <= until_step <= MAX_STEP:
+        _fail(f"--until-step must be a step from 0 to 2^63-1, got {until_step}")
 
     try:
         profile, step_keys, project = load_profile_arg(profile_id, root)
-        run = read_run(
-            list(paths),
-            step_keys,
-            input_format,
-            progress_bar(progress),
-            keys=judged_keys(profile),
-            renames=profile.renames(),
-        )
+        if follow:
+            result, run = _follow(profile, step_keys, paths, input_format, fmt, rtol, excluded, live, idle, until_step)
+        else:
+            run = read_run(
+                list(paths),
+                step_keys,
+                input_format,
+                progress_bar(progress),
+                keys=judged_keys(profile),
+                renames=profile.renames(),
+            )
+            result = judge(profile, run, rtol=rtol, exclude_steps=excluded, live=live)
     except (RunInputError, ProfileFileError) as err:
         _fail(err.findings, fmt)
         return
     except ManualError as err:
         fail(err)
-    result = judge(profile, run, rtol=rtol, exclude_steps=excluded, live=live)
     if report is not None:
         from metrics_manual.disk.files import write_file
         from metrics_manual.judge.report_html import report_html
@@ -205,5 +235,53 @@ def judge_command(
             write_file(report, report_html(result, run, profile, _templates(project)))
         except ManualError as err:
             fail(err)
-    click.echo(render(result, fmt), nl=False)
+    if follow and fmt == "json":  # one object a line, as the findings before it
+        click.echo(result.model_dump_json(by_alias=True))
+    else:
+        click.echo(render(result, fmt), nl=False)
     sys.exit(result.exit_code)
+
+
+def _follow(
+    profile: ProfileExport,
+    step_keys: dict[str, str],
+    paths: tuple[Path, ...],
+    input_format: str,
+    fmt: str,
+    rtol: float,
+    excluded: StepRanges,
+    live: bool,
+    idle: float | None,
+    until_step: int | None,
+) -> tuple[Judgement, Run]:
+    """--follow: each finding printed the moment it is certain (text, or one JSON object a line; on
+    stderr for JUnit and GitHub, whose document is the verdict); the verdict and its run at the end."""
+    from metrics_manual.judge.follow import LiveFinding, follow
+    from metrics_manual.runs.follow import RunFollower
+
+    def report(f: LiveFinding) -> None:
+        click.echo(f.model_dump_json() if fmt == "json" else f.text(), err=fmt in ("junit", "github"))
+
+    follower = RunFollower(list(paths), step_keys, input_format, judged_keys(profile), profile.renames())
+    follower.check()
+    ends = "".join(
+        [
+            f", after {idle:g} s without new data" if idle else "",
+            f", past step {until_step}" if until_step is not None else "",
+        ]
+    )
+    shown = ", ".join(shown_path(p) for p in paths)
+    click.echo(f"judge --follow: following {shown}; ends on Ctrl-C or SIGTERM{ends}", err=True)
+    try:
+        result, run, why = follow(
+            profile, follower, report, rtol=rtol, excluded=excluded, live=live, idle=idle, until_step=until_step
+        )
+    except KeyboardInterrupt:  # a second Ctrl-C: stop at once, without the verdict
+        click.echo("judge --follow: interrupted again; no verdict", err=True)
+        sys.exit(130)
+    except BrokenPipeError:  # what read the findings went away (a forwarding script ended)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+        click.echo("judge --follow: stdout was closed; no verdict", err=True)
+        sys.exit(EXIT_INPUT)
+    click.echo(f"judge --follow: ended ({why}); the verdict of the run as its files are now:", err=True)
+    return result, run

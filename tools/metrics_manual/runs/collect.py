@@ -131,13 +131,36 @@ class Collector:
 
     def end(self) -> None:
         """End the file `begin` started: its series join the parts that `finish` merges."""
-        by_key: dict[str, dict[int, int]] = {}
-        for (k, s), a in self.attempts.items():
-            by_key.setdefault(k, {})[s] = a
-        for key, series in self.series.items():
-            if series:
-                self._parts.setdefault(key, []).append(Part(self.path, series, by_key.get(key, {}), self.times))
+        self._add_parts(self)
         self.begin("")
+
+    def _add_parts(self, of: Collector) -> None:
+        """The series of the file `of` has begun join the parts that `finish` merges."""
+        by_key: dict[str, dict[int, int]] = {}
+        for (k, s), a in of.attempts.items():
+            by_key.setdefault(k, {})[s] = a
+        for key, series in of.series.items():
+            if series:
+                self._parts.setdefault(key, []).append(Part(of.path, series, by_key.get(key, {}), of.times))
+
+    def absorb(self, other: Collector) -> None:
+        """Take what `other` read of the one file it has begun, as if that file were read here, and
+        leave `other` as it is, to read on: judge --follow keeps a collector per file, resumed as the
+        file grows, and merges them into a new one each time (files in the order read_run reads them)."""
+        self._add_parts(other)
+        self.problems += other.problems
+        for key, steps in other._invalid.items():
+            self._invalid.setdefault(key, {}).update(steps)
+        for where, relogged in other._relogged.items():  # keyed by the file; copied: `finish` adds to them
+            self._relogged[where] = set(relogged)
+        self.cut_files += other.cut_files
+        for key, sk in other.other_step.items():
+            self.other_step.setdefault(key, sk)
+        self.note_unread(other.unread)
+        for h in other.unread_past:
+            if len(self.unread_past) >= KEYS_COUNTED:
+                break
+            self.unread_past.add(h)
 
     def span(self, first: Any, last: Any) -> None:
         """The times of the file's first and last records as the file writes them (seconds, or an ISO

@@ -9,40 +9,60 @@ differ cannot be placed: an error naming both, and the record is skipped.
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.jsonl import exact_value, exact_values, records
+from metrics_manual.runs.jsonl import ended_records, exact_value, exact_values, last_record
+from metrics_manual.runs.lines import LineCursor
 from metrics_manual.runs.values import as_step, not_a_step, number
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
-    missing_step: set[str] = set()
+    DashboardLog(path, rel).read(out)
 
-    def exact(record: Any, spelled: bool) -> bool:
-        """Only the values put_record reads are made exact: the record's own fields and the kept keys'
-        values. A record holds a hundred values and judge reads a few: the others' names are all it
-        notes, and orjson reads names as json.loads does. Looking at every value costs as much as
-        json.loads itself (docs/benchmarks.md: judge is to stay faster than a json.loads loop)."""
-        metrics = record.get("metrics") if type(record) is dict else None
-        if type(metrics) is not dict or out.keys is None:
-            return exact_values(record, spelled)
-        for fields, keys in ((record, [k for k in record if k != "metrics"]), (metrics, metrics.keys() & out.keys)):
-            for key in keys:
-                ok, fields[key] = exact_value(fields[key], spelled)
-                if not ok:
-                    return False
-        return True
 
-    first = last = None  # the first and last records' `ts`: the file's span (the rules of a merge)
-    for n, record in records(path, rel, out, exact=exact):
-        if put_record(record, n, rel, out, missing_step):
-            last = record["ts"] if "ts" in record else None
-            if first is None:
-                first = last
-    out.span(first, last)
+class DashboardLog:
+    """Reading one dashboard log, and where it stands: its lines read, the keys already said to be
+    logged without their step key, the first and last records' `ts` (the file's span, the rules of a
+    merge). The file of a live run is read on from there as it grows (judge --follow)."""
+
+    def __init__(self, path: Path, rel: str) -> None:
+        self.rel = rel
+        self.cursor = LineCursor(path)
+        self.missing_step: set[str] = set()
+        self.first: Any = None
+        self.last: Any = None
+
+    def read(self, out: Collector, ended: bool = True) -> None:
+        """Put the records from where reading stands to the end of the file as it is now. `ended`: the
+        file is complete, so its last line is read too (a cut one is a warning); else a line no
+        newline ends yet waits."""
+
+        def exact(record: Any, spelled: bool) -> bool:
+            """Only the values put_record reads are made exact: the record's own fields and the kept keys'
+            values. A record holds a hundred values and judge reads a few: the others' names are all it
+            notes, and orjson reads names as json.loads does. Looking at every value costs as much as
+            json.loads itself (docs/benchmarks.md: judge is to stay faster than a json.loads loop)."""
+            metrics = record.get("metrics") if type(record) is dict else None
+            if type(metrics) is not dict or out.keys is None:
+                return exact_values(record, spelled)
+            for fields, keys in ((record, [k for k in record if k != "metrics"]), (metrics, metrics.keys() & out.keys)):
+                for key in keys:
+                    ok, fields[key] = exact_value(fields[key], spelled)
+                    if not ok:
+                        return False
+            return True
+
+        records = ended_records(self.cursor, self.rel, out, exact=exact)
+        for n, record in chain(records, last_record(self.cursor, self.rel, out, exact)) if ended else records:
+            if put_record(record, n, self.rel, out, self.missing_step):
+                self.last = record["ts"] if "ts" in record else None
+                if self.first is None:
+                    self.first = self.last
+        out.span(self.first, self.last)
 
 
 def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[str]) -> bool:

@@ -13,12 +13,14 @@ as `null`, so null is NaN here, never an absent value.
 from __future__ import annotations
 
 import math
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.jsonl import records
+from metrics_manual.runs.jsonl import ended_records, last_record
+from metrics_manual.runs.lines import LineCursor
 from metrics_manual.runs.values import as_step, not_a_step, number
 
 
@@ -28,15 +30,33 @@ def may_be_metric(line: bytes) -> bool:
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
-    missing_step: set[str] = set()
-    first = last = None  # the first and last metric events' timestamps: the file's span (the rules of a merge)
-    for n, event in records(path, rel, out, may_be_metric):
-        if isinstance(event, dict) and event.get("type") == "metric":
-            last = event.get("timestamp")
-            if first is None:
-                first = last
-            metric(event, n, rel, out, missing_step)
-    out.span(first, last)
+    EventLog(path, rel).read(out)
+
+
+class EventLog:
+    """Reading one event log, and where it stands: its lines read, the keys already said to be logged
+    without their step key, the first and last metric events' timestamps (the file's span, the rules
+    of a merge). The file of a live run is read on from there as it grows (judge --follow)."""
+
+    def __init__(self, path: Path, rel: str) -> None:
+        self.rel = rel
+        self.cursor = LineCursor(path)
+        self.missing_step: set[str] = set()
+        self.first: Any = None
+        self.last: Any = None
+
+    def read(self, out: Collector, ended: bool = True) -> None:
+        """Put the metric events from where reading stands to the end of the file as it is now.
+        `ended`: the file is complete, so its last line is read too (a cut one is a warning); else
+        a line no newline ends yet waits."""
+        events = ended_records(self.cursor, self.rel, out, may_be_metric)
+        for n, event in chain(events, last_record(self.cursor, self.rel, out)) if ended else events:
+            if isinstance(event, dict) and event.get("type") == "metric":
+                self.last = event.get("timestamp")
+                if self.first is None:
+                    self.first = self.last
+                metric(event, n, self.rel, out, self.missing_step)
+        out.span(self.first, self.last)
 
 
 def metric(event: dict[str, Any], n: int, rel: str, out: Collector, missing_step: set[str]) -> None:

@@ -17,11 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Protocol
 
 from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
 
 _HEAD = 64 * 1024
+_BLANK = b"\xef\xbb\xbf \t\r\n"  # a BOM and blank space before the first line
 _KEY = re.compile(rb'"([A-Za-z_]+)"\s*:')
 _JSON_LINES = (".jsonl", ".json")
 
@@ -36,13 +38,24 @@ class Head:
     @cached_property
     def first(self) -> tuple[bytes, bool]:
         """The first line (at most the first 64 KB, past a BOM and blank space), and whether it is whole."""
+        head = self.raw
+        first = head.lstrip(_BLANK).split(b"\n", 1)[0]
+        return first, len(first) < len(head) or len(head) < _HEAD
+
+    @property
+    def settled(self) -> bool:
+        """Whether what detection looks at stays as the file grows: a newline ends its first line,
+        or the head is full (what is appended is never looked at)."""
+        return b"\n" in self.raw.lstrip(_BLANK) or len(self.raw) >= _HEAD
+
+    @cached_property
+    def raw(self) -> bytes:
+        """The file's first 64 KB (none when it cannot be read)."""
         try:
             with self.path.open("rb") as fh:
-                head = fh.read(_HEAD)
+                return fh.read(_HEAD)
         except OSError:
-            return b"", True
-        first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-        return first, len(first) < len(head) or len(head) < _HEAD
+            return b""
 
     @cached_property
     def keys(self) -> set[bytes]:
@@ -70,6 +83,14 @@ class Head:
         return {c.strip().strip('"') for c in first.decode("utf-8", "replace").split(",")}
 
 
+class Tail(Protocol):
+    """A reader of one file that reads on where it stopped, as the file grows."""
+
+    def read(self, out: Collector, ended: bool = True) -> None:
+        """Put what the file holds from where reading stopped; `ended`: the file is complete (its
+        last line or record is read, a cut one a warning), else what may still be written waits."""
+
+
 @dataclass(frozen=True)
 class RunForm:
     """One form: its name (--input-format), the file names a folder search takes for it when it is
@@ -80,6 +101,9 @@ class RunForm:
     detect: Callable[[Head], bool]
     read: Callable[[Path, str, Collector], None]
     float32: bool = False  # it stores a value as float32: judge compares its values at float32 precision
+    # A file of the form grows only at its end (Miles appends to it): its reader for one file (the
+    # path, the name findings show it by), which reads on (judge --follow). None: written whole.
+    tail: Callable[[Path, str], Tail] | None = None
 
 
 def _json_lines(name: str) -> bool:
@@ -96,11 +120,24 @@ FORMS: tuple[RunForm, ...] = (
         _json_lines,
         lambda h: b"type" in h.keys and (b"timestamp" in h.keys or b"source" in h.keys),
         events.read,
+        tail=events.EventLog,
     ),
-    RunForm("dashboard", _json_lines, lambda h: {b"step_key", b"metrics"} <= h.keys, dashboard.read),
+    RunForm(
+        "dashboard",
+        _json_lines,
+        lambda h: {b"step_key", b"metrics"} <= h.keys,
+        dashboard.read,
+        tail=dashboard.DashboardLog,
+    ),
+    # Rewritten whole on every log() (a temp file renamed over it): read again when it changes.
     RunForm("ci-history", _json_lines, lambda h: {b"metric", b"series"} <= h.keys, ci_history.read),
     RunForm(  # a scalar's simple_value is a float32
-        "tensorboard", lambda name: "tfevents" in name, lambda h: "tfevents" in h.name, tensorboard.read, float32=True
+        "tensorboard",
+        lambda name: "tfevents" in name,
+        lambda h: "tfevents" in h.name,
+        tensorboard.read,
+        float32=True,
+        tail=tensorboard.EventFile,
     ),
     RunForm("wandb-csv", lambda name: name.endswith(".csv"), lambda h: _wandb_header(h.cells), wandb_csv.read),
 )
@@ -110,8 +147,14 @@ RUN_FORMATS = tuple(BY_NAME)
 
 def detect(path: Path) -> str | None:
     """The form of a Miles metrics file, or None if it is none of them (or empty)."""
+    return detect_settled(path)[0]
+
+
+def detect_settled(path: Path) -> tuple[str | None, bool]:
+    """`detect`, and whether its answer stays as the file grows: its first line is whole (a newline
+    ends it, or it fills the head), so what is appended is never looked at."""
     head = Head(path)
-    return next((form.name for form in FORMS if form.detect(head)), None)
+    return next((form.name for form in FORMS if form.detect(head)), None), head.settled
 
 
 def looks_like(path: Path, form: str) -> bool:

@@ -135,11 +135,30 @@ def records(
     `wanted`: lines it says no to are skipped unread (the last line, when no newline ends it, is
     always read: it may be cut). `exact`: see `by_orjson`."""
     cursor = LineCursor(path)
+    yield from ended_records(cursor, rel, out, wanted, exact)
+    yield from last_record(cursor, rel, out, exact)
+
+
+def ended_records(
+    cursor: LineCursor,
+    rel: str,
+    out: Collector,
+    wanted: Callable[[bytes], bool] | None = None,
+    exact: Exactness | None = None,
+) -> Iterator[tuple[int, Any]]:
+    """`records` of the lines a newline ends, from where `cursor` stands to the end of the file as it
+    is now: judge --follow calls it again as the file grows, and `last_record` once it is complete."""
     for n, line in cursor.lines(out.progress):
         if line is None:
             out.problem(rel, n, too_long_message(), code=codes.LINE_TOO_LONG)
         elif (wanted is None or wanted(line)) and (record := _record(line, n, rel, out, True, exact)) is not None:
             yield n, record
+
+
+def last_record(
+    cursor: LineCursor, rel: str, out: Collector, exact: Exactness | None = None
+) -> Iterator[tuple[int, Any]]:
+    """The record of the line no newline ends, once the file is complete (a cut one is a warning)."""
     if (last := cursor.last()) is not None:
         n, line = last
         if line is None:

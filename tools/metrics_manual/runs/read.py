@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from metrics_manual.diagnostics import codes
@@ -54,7 +54,14 @@ def _hidden(relative: Path) -> bool:
     return any(part.startswith(".") for part in relative.parts)
 
 
-def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
+def folder_files(folder: Path) -> list[Path]:
+    """The files a folder of a run is searched in, in name order. A hidden file or folder is passed
+    over: Miles moves the event folder it restores a checkpoint over aside as .trash_*
+    (miles/utils/audit_utils/event_logger/checkpoint.py)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder)))
+
+
+def run_files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
     """(file, form) for every part of the run (a folder gives its files of a known form, in name
     order), a warning for each folder that has none, an error for a file name that is not UTF-8."""
     bad: list[Finding] = []
@@ -63,9 +70,7 @@ def _files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, s
     for path in paths:
         if path.is_dir():
             before = len(found)
-            # A hidden file or folder is passed over: Miles moves the event folder it restores a checkpoint
-            # over aside as .trash_* (miles/utils/audit_utils/event_logger/checkpoint.py).
-            for file in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))):
+            for file in folder_files(path):
                 form = input_format if input_format != "auto" and looks_like(file, input_format) else None
                 form = form or (detect(file) if input_format == "auto" else None)
                 if form:
@@ -146,15 +151,44 @@ def read_run(
             ]
         )
     step_keys = catalog.step_keys if isinstance(catalog, Catalog) else dict(catalog)
-    files, warnings = _files([Path(p) for p in paths], input_format)
+    files, warnings = run_files([Path(p) for p in paths], input_format)
     total = sum(f.stat().st_size for f, _ in files)
-    run = Run(paths=[shown_path(Path(p)) for p in paths], step_keys=dict(step_keys))
-    run.problems.extend(warnings)
+    out = Collector(step_keys, keys=keys, renames=renames)
     if progress is None:
-        cut = _read(files, Collector(step_keys, keys=keys, renames=renames), run)
+        float32 = _read(files, out)
     else:
         with progress(total) as update:
-            cut = _read(files, Collector(step_keys, update, keys, renames), run)
+            out.progress = update
+            float32 = _read(files, out)
+    return assemble(paths, files, warnings, out, step_keys, renames, total, float32)
+
+
+def assemble(
+    paths: Sequence[Path],
+    files: list[tuple[Path, str]],
+    warnings: list[Finding],
+    out: Collector,
+    step_keys: Mapping[str, str],
+    renames: Mapping[str, str] | None,
+    total: int,
+    float32: set[str],
+) -> Run:
+    """The Run of `files` (`run_files`' answer for `paths`, `total` bytes), whose values are in `out`;
+    `float32`: the keys read from a form that stores float32."""
+    run = Run(paths=[shown_path(Path(p)) for p in paths], step_keys=dict(step_keys), float32=float32)
+    run.problems.extend(warnings)
+    for _, form in files:
+        if form not in run.formats:
+            run.formats.append(form)
+    merged = out.finish()
+    run.series = merged.series
+    run.invalid = merged.invalid
+    run.conflicts = merged.conflicts
+    run.relogged = merged.relogged
+    run.problems += out.problems
+    run.other_step = out.other_step
+    run.unread = out.unread - set(run.series) - out.step_key_set
+    run.unread_beyond = len(out.unread_past)
     run = fold(run, renames) if renames else run
     run.problems.extend(gap_findings(run))
     if total and not run.series and not run.unread and not run.problems:
@@ -171,7 +205,7 @@ def read_run(
                 code=codes.UNKNOWN_RUN_FORM,
             )
         )
-    if cut:
+    if out.cut_files:
         # A cut last line may hold any metric of the step being written: the run's last step of
         # each step key is unfinished, so a value missing there is no error.
         for sk in sorted(set(step_keys.values())):
@@ -180,29 +214,28 @@ def read_run(
     return run
 
 
-def _read(files: list[tuple[Path, str]], out: Collector, run: Run) -> bool:
-    """Read every file into `run`; True when a file's last line is cut."""
+def _read(files: list[tuple[Path, str]], out: Collector) -> set[str]:
+    """Read every file into `out`, each apart (`begin` ... `end`); the keys read from a form that
+    stores float32."""
+    float32: set[str] = set()
     for file, form in files:
         rel = shown_path(file)
         out.begin(rel)
-        try:
+        with reading(form, rel, out):
             BY_NAME[form].read(file, rel, out)
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
-        except RecursionError:
-            out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)
         if BY_NAME[form].float32:
-            run.float32.update(out.series)  # this file's keys, before `end` hands them to the merge
+            float32.update(out.series)  # this file's keys, before `end` hands them to the merge
         out.end()
-        if form not in run.formats:
-            run.formats.append(form)
-    merged = out.finish()
-    run.series = merged.series
-    run.invalid = merged.invalid
-    run.conflicts = merged.conflicts
-    run.relogged = merged.relogged
-    run.problems += out.problems
-    run.other_step = out.other_step
-    run.unread = out.unread - set(run.series) - out.step_key_set
-    run.unread_beyond = len(out.unread_past)
-    return bool(out.cut_files)
+    return float32
+
+
+@contextmanager
+def reading(form: str, rel: str, out: Collector) -> Iterator[None]:
+    """Reading a file as `form`: what stops the reader (an OS error, bytes its parser refuses, nesting
+    too deep) is a finding of the file, never a traceback."""
+    try:
+        yield
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        out.problem(rel, 1, f"cannot read as {form}: {inert(str(exc))[:200]}", code=codes.UNREADABLE_RUN)
+    except RecursionError:
+        out.problem(rel, 1, f"cannot read as {form}: nested too deeply", code=codes.UNREADABLE_RUN)

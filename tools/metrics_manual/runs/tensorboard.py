@@ -120,63 +120,93 @@ def _event_parser() -> Callable[[bytes], Any]:
 
 
 def read(path: Path, rel: str, out: Collector) -> None:
-    parse = _event_parser()
-    crc = _crc32c()
-    size = path.stat().st_size
-    step_key, put, step_key_set = out.step_key, out.put, out.step_key_set
-    # Tag -> the plugin its first value with metadata names: TensorFlow's writer puts the metadata on each
-    # tag's first value only, so a tensor value is a scalar when its tag's first metadata says so.
-    plugin_of: dict[str, str] = {}
-    first = last = None  # the wall times of the file's first and last summaries: its span (the rules of a merge)
-    n = 0
-    with path.open("rb") as fh:
-        try:
-            for data in frames(fh, crc):
-                n += 1
-                try:
-                    event = parse(data)
-                except Exception as exc:  # a protobuf DecodeError: bytes whose checksums match, not an event
-                    why = f"corrupt event record {n}: {str(exc)[:200] or type(exc).__name__}; the rest of the file was skipped"
-                    out.problem(rel, n, why, code=codes.CORRUPT_LINE)
-                    break
-                if not event.HasField("summary"):
-                    continue
-                last = event.wall_time
-                if first is None:
-                    first = last
-                step = event.step
-                if not 0 <= step <= MAX_STEP:
-                    why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
-                    out.problem(rel, n, why, code=codes.NOT_A_STEP)
-                    continue
-                for v in event.summary.value:
-                    tag = v.tag
-                    sk = step_key(tag)
-                    if sk is None:
-                        if tag in step_key_set:
-                            out.put_step(tag, step)
+    EventFile(path, rel).read(out)
+
+
+class EventFile:
+    """Reading one event file, and where it stands: the bytes of its whole records read, the records
+    counted, whether a bad record stopped it, each tag's plugin, the wall times of its first and last
+    summaries (the file's span, the rules of a merge). The file of a live run is read on from there
+    as it grows (judge --follow)."""
+
+    def __init__(self, path: Path, rel: str) -> None:
+        self.path = path
+        self.rel = rel
+        self.offset = 0
+        self.records = 0
+        self.stopped = False  # a bad record: the rest of the file is skipped
+        # Tag -> the plugin its first value with metadata names: TensorFlow's writer puts the metadata on each
+        # tag's first value only, so a tensor value is a scalar when its tag's first metadata says so.
+        self.plugin_of: dict[str, str] = {}
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def read(self, out: Collector, ended: bool = True) -> None:
+        """Put the scalars of the records from where reading stands to the end of the file as it is now.
+        `ended`: the file is complete, so a record cut at its end is a warning; else it waits to be read whole."""
+        if not self.stopped:
+            start, size = self.offset, self.path.stat().st_size
+            self._read(out, ended)
+            if out.progress:
+                out.progress(size - start)
+        out.span(self.first, self.last)
+
+    def _read(self, out: Collector, ended: bool) -> None:
+        parse = _event_parser()
+        crc = _crc32c()
+        rel, plugin_of = self.rel, self.plugin_of
+        step_key, put, step_key_set = out.step_key, out.put, out.step_key_set
+        with self.path.open("rb") as fh:
+            fh.seek(self.offset)
+            try:
+                for data in frames(fh, crc):
+                    self.records += 1
+                    self.offset += 16 + len(data)  # a record: length, its CRC, the bytes, their CRC
+                    n = self.records
+                    try:
+                        event = parse(data)
+                    except Exception as exc:  # a protobuf DecodeError: bytes whose checksums match, not an event
+                        why = f"corrupt event record {n}: {str(exc)[:200] or type(exc).__name__}; the rest of the file was skipped"
+                        out.problem(rel, n, why, code=codes.CORRUPT_LINE)
+                        self.stopped = True
+                        break
+                    if not event.HasField("summary"):
                         continue
-                    kind = v.WhichOneof("value")
-                    if kind == "simple_value":
-                        put(tag, step, v.simple_value)
-                    elif kind == "tensor":
-                        if tag not in plugin_of and v.HasField("metadata"):
-                            plugin_of[tag] = v.metadata.plugin_data.plugin_name
-                        if plugin_of.get(tag) != "scalars":
+                    self.last = event.wall_time
+                    if self.first is None:
+                        self.first = self.last
+                    step = event.step
+                    if not 0 <= step <= MAX_STEP:
+                        why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"
+                        out.problem(rel, n, why, code=codes.NOT_A_STEP)
+                        continue
+                    for v in event.summary.value:
+                        tag = v.tag
+                        sk = step_key(tag)
+                        if sk is None:
+                            if tag in step_key_set:
+                                out.put_step(tag, step)
                             continue
-                        value, why = _tensor_scalar(v.tensor)
-                        if value is None:
-                            out.put_invalid(tag, step, None, line=n, text=why)
-                        else:
-                            put(tag, step, value)
-        except Cut as exc:
-            out.cut(rel, n + 1, "record", f"in its {exc.args[0]}")
-        except Corrupt as exc:
-            why = f"corrupt event record {n + 1}: {exc.args[0]}; the rest of the file was skipped"
-            out.problem(rel, n + 1, why, code=codes.CORRUPT_LINE)
-    out.span(first, last)
-    if out.progress:
-        out.progress(size)
+                        kind = v.WhichOneof("value")
+                        if kind == "simple_value":
+                            put(tag, step, v.simple_value)
+                        elif kind == "tensor":
+                            if tag not in plugin_of and v.HasField("metadata"):
+                                plugin_of[tag] = v.metadata.plugin_data.plugin_name
+                            if plugin_of.get(tag) != "scalars":
+                                continue
+                            value, why = _tensor_scalar(v.tensor)
+                            if value is None:
+                                out.put_invalid(tag, step, None, line=n, text=why)
+                            else:
+                                put(tag, step, value)
+            except Cut as exc:
+                if ended:
+                    out.cut(rel, self.records + 1, "record", f"in its {exc.args[0]}")
+            except Corrupt as exc:
+                why = f"corrupt event record {self.records + 1}: {exc.args[0]}; the rest of the file was skipped"
+                out.problem(rel, self.records + 1, why, code=codes.CORRUPT_LINE)
+                self.stopped = True
 
 
 def _tensor_scalar(tensor: Any) -> tuple[float | None, str]:
