@@ -1,9 +1,8 @@
-"""The `metrics-manual` command: validate, build, check, export (judge and derive register here too).
+"""The `metrics-manual` command: every command registers here, by name, and is imported when it runs.
 
-Exit codes, the same for every command: 0 all good, 1 the files drifted (check) or a run
-fails its profile (judge, derive), 2 bad input or a file that cannot be written (nothing
-was changed; for judge also a run file with a corrupt or hostile line: the verdicts are
-printed with the finding).
+Exit codes: 0 all good, 1 for the commands of `EXIT_1` when what they hold does not hold, 2 bad
+input or a file that cannot be written (nothing was changed; for judge also a run file with a
+corrupt or hostile line: the verdicts are printed with the finding).
 """
 
 from __future__ import annotations
@@ -32,6 +31,29 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("metrics_manual.cli.listing", "list_command", "List the documented metrics or the profiles."),
 }
 
+# The commands that exit 1, and when: what each holds does not hold. Every other command exits 0 or 2.
+# The overview's help lists them; tests/cli/test_exit_codes.py holds this to the commands' code, and
+# README.md and docs/maintaining.md to this.
+EXIT_1: dict[str, str] = {
+    "check": "docs/ drifted from ranges/, or a capture breaks its profile",
+    "judge": "a run that fails its profile, or nothing judged",
+    "derive": "a range it could not derive, or runs that break the profile",
+    "coverage": "the catalog and the checkout disagree",
+}
+
+_EXIT_1_ROWS = "".join(f"  {name:<10}{why}\n" for name, why in EXIT_1.items())
+HELP = f"""Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
+
+Exit codes: 0 all good; 2 bad input (judge: also a run file it could not read whole) or a failed
+write; 1 when what a command holds does not hold:
+
+\b
+{_EXIT_1_ROWS}
+\b
+Shell completion (bash; zsh_source and fish_source for the others):
+  eval "$(_METRICS_MANUAL_COMPLETE=bash_source metrics-manual)"
+"""
+
 
 class LazyGroup(click.Group):
     """A group whose commands are imported by name when first used."""
@@ -57,19 +79,11 @@ class LazyGroup(click.Group):
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     invoke_without_command=True,
+    help=HELP,
 )
 @click.version_option(None, "-V", "--version", package_name="metrics-manual", prog_name="metrics-manual")
 @click.pass_context
 def main(ctx: click.Context) -> None:
-    """Keep the metrics manual true: ranges/ -> pages, profiles and schemas.
-
-    Exit codes: 0 all good, 1 drift (check) or a failing run (judge, derive),
-    2 bad input (judge: also a run file it could not read whole) or a failed write.
-
-    \b
-    Shell completion (bash; zsh_source and fish_source for the others):
-      eval "$(_METRICS_MANUAL_COMPLETE=bash_source metrics-manual)"
-    """
     if ctx.invoked_subcommand is None:  # a bare `metrics-manual`: the overview, and exit 0
         click.echo(ctx.get_help())
 

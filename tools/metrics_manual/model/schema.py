@@ -383,7 +383,10 @@ class CaptureSource(Strict):
 
     kind: Literal["capture"] = Field(description="A file of captured run metrics.")
     path: Text = Field(
-        description="Path of the capture file; a relative path inside the project is checked by `check`.",
+        description=(
+            "Path of the capture file. With a `sha256` and a relative path inside the project, `check` holds the"
+            " profile's ranges against it and the pages draw it; any other capture is neither checked nor drawn."
+        ),
         examples=["captures/my-runs.json"],
     )
     keys: list[Text] = Field(

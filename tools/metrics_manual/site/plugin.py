@@ -35,6 +35,7 @@ from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.switch import settle
 from metrics_manual.exports.formats import CSV_COLUMNS, STEP_RULE_FOR
+from metrics_manual.exports.names import FORMATS
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
@@ -260,6 +261,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             "profiles": self.manual.profiles,
             "csv_columns": CSV_COLUMNS,
             "rule_for": STEP_RULE_FOR,
+            "export_formats": FORMATS,
         }
         try:
             return self.env.from_string(markdown).render(context)
