@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -28,6 +28,9 @@ from metrics_manual.disk.files import file_kind
 from metrics_manual.model.schema import AtStep, Exact, ProfileExport
 from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import quoted, shown_path
+
+if TYPE_CHECKING:  # the reader is imported on an error path only (judge's start-up: tests/cli/test_imports.py)
+    from metrics_manual.source.reader import Document
 
 JUDGED_FORMS = "an exported profile in JSON or YAML (the .json or .yaml that `metrics-manual export` writes)"
 TAKES = f"--profile takes a profile id of the project (metrics-manual list profiles) or {JUDGED_FORMS}"
@@ -277,14 +280,19 @@ def _steps_too_far(export: ProfileExport) -> list[tuple[int, int, int]]:
     ]
 
 
-def _far_findings(at: str, text: str, data: Any, far: list[tuple[int, int, int]]) -> list[Finding]:
+def _placed(at: str, text: str, data: Any) -> Document:
+    """The profile's data with the positions of its text (read again: only on an error path)."""
     from metrics_manual.source.reader import Document, read_yaml
 
     try:
-        doc, _ = read_yaml(text, at)  # positions only, on this error path
+        doc, _ = read_yaml(text, at)
     except Exception:  # noqa: BLE001 - positions are a help; the findings stand without them
         doc = Document(at, None)
-    placed = Document(at, data, doc.values, doc.keys) if doc.data is not None else Document(at, data)
+    return Document(at, data, doc.values, doc.keys) if doc.data is not None else Document(at, data)
+
+
+def _far_findings(at: str, text: str, data: Any, far: list[tuple[int, int, int]]) -> list[Finding]:
+    placed = _placed(at, text, data)
     out = []
     for i, j, step in far[: MAX_FINDINGS + 1]:
         shown = f"{step}" if len(str(step)) <= 40 else f"{str(step)[:20]}... ({len(str(step))} digits)"
@@ -298,13 +306,7 @@ def _far_findings(at: str, text: str, data: Any, far: list[tuple[int, int, int]]
 
 def _twice_findings(at: str, text: str, data: Any, twice: list[tuple[str, int, int]]) -> list[Finding]:
     """A finding at each metric that gives a key again, naming where the first gave it."""
-    from metrics_manual.source.reader import Document, read_yaml
-
-    try:
-        doc, _ = read_yaml(text, at)  # positions only, on this error path
-    except Exception:  # noqa: BLE001 - positions are a help; the findings stand without them
-        doc = Document(at, None)
-    placed = Document(at, data, doc.values, doc.keys) if doc.data is not None else Document(at, data)
+    placed = _placed(at, text, data)
     out = []
     for key, i, j in twice[: MAX_FINDINGS + 1]:
         line, col = placed.where(("metrics", j, "key"))
