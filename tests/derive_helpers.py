@@ -29,6 +29,25 @@ SEEDS_CATALOG = (
 """
 )
 
+# Seeds with no expectations, over 200 steps: derive proposes every range.
+BARE_SEEDS_PROFILE = """\
+id: seeds
+title: Seed runs
+summary: Made up for tests.
+advice: Build your own.
+setup:
+  framework: Miles
+  model: M-1
+  dataset: D
+  hardware: {count: 2, name: GPU}
+  prompts_per_step: 4
+  answers_per_prompt: 2
+  token_limit: 1024
+  steps: 200
+sources:
+  code: {kind: code, repository: Miles, branch: main, commit: abcdef12, parts: [loss]}
+"""
+
 # Comments, flow mappings, block lists, a block mapping inside a list, quoting and blank lines:
 # what a maintainer writes by hand and what derive must keep.
 SEEDS_PROFILE = """\

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
-from derive_helpers import SEEDS_CATALOG, write_project, write_runs
+from derive_helpers import BARE_SEEDS_PROFILE, SEEDS_CATALOG, write_project, write_runs
 from metrics_manual.derive.stats import (
     MEDIAN_ERRORS,
     MEDIAN_FLOOR,
@@ -28,24 +28,6 @@ from metrics_manual.source.load import load_manual
 sys.path.insert(0, str(REPO / "tools"))
 from derive_methods import MEDIANS, clean_run  # noqa: E402
 
-# No expectations: derive proposes a median for each time (unit s) and a band for the rest.
-PROFILE = """\
-id: seeds
-title: Seed runs
-summary: Made up for tests.
-advice: Build your own.
-setup:
-  framework: Miles
-  model: M-1
-  dataset: D
-  hardware: {count: 2, name: GPU}
-  prompts_per_step: 4
-  answers_per_prompt: 2
-  token_limit: 1024
-  steps: 200
-sources:
-  code: {kind: code, repository: Miles, branch: main, commit: abcdef12, parts: [loss]}
-"""
 SEEDS = (1, 2, 3)
 
 
@@ -104,7 +86,7 @@ def _run(series: dict[str, dict[int, float]]) -> Run:
 @pytest.fixture
 def derived(tmp_path: Path) -> Path:
     """Three clean 200-step runs derived into a profile with no ranges yet, with derive's defaults."""
-    root = write_project(tmp_path / "manual", SEEDS_CATALOG, {"seeds": PROFILE})
+    root = write_project(tmp_path / "manual", SEEDS_CATALOG, {"seeds": BARE_SEEDS_PROFILE})
     paths = write_runs(tmp_path / "runs", {f"seed-{i}": _run(clean_run(i, 200)) for i in SEEDS})
     result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--write", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -146,7 +128,7 @@ def test_a_time_of_one_value_in_every_run_is_exact(tmp_path: Path) -> None:
         tmp_path / "manual",
         SEEDS_CATALOG,
         {
-            "seeds": PROFILE
+            "seeds": BARE_SEEDS_PROFILE
             + "expectations:\n  perf/step_time:\n    - {kind: median, value: 150, steps: 200, tolerance: 0.05}\n"
         },
     )
@@ -166,7 +148,7 @@ def test_a_time_of_one_value_in_every_run_is_exact(tmp_path: Path) -> None:
 def _waits(medians: tuple[float, ...], tmp_path: Path) -> tuple[Path, str]:
     """Derive from three runs whose wait time is 0 at most steps, with these medians; the wait time
     only (a median proposal), written when derive can."""
-    root = write_project(tmp_path / "manual", SEEDS_CATALOG, {"seeds": PROFILE})
+    root = write_project(tmp_path / "manual", SEEDS_CATALOG, {"seeds": BARE_SEEDS_PROFILE})
     runs = {}
     for i, m in zip(SEEDS, medians, strict=True):
         run = clean_run(i, 200)
@@ -193,7 +175,7 @@ def test_a_median_of_zero_between_runs_that_differ_is_not_derived(tmp_path: Path
 
 def test_a_median_past_the_float_range_is_not_derived(tmp_path: Path) -> None:
     """Medians of an even number of values near the float limit: (a + b) / 2 overflows, as judge's would."""
-    root = write_project(tmp_path / "manual", SEEDS_CATALOG, {"seeds": PROFILE})
+    root = write_project(tmp_path / "manual", SEEDS_CATALOG, {"seeds": BARE_SEEDS_PROFILE})
     runs = {}
     for i in SEEDS:
         run = clean_run(i, 200)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
-from derive_helpers import SEEDS_CATALOG, write_project, write_runs
+from derive_helpers import BARE_SEEDS_PROFILE, SEEDS_CATALOG, write_project, write_runs
 from metrics_manual.derive.stats import Method, band_bounds
 from metrics_manual.derive.trend import FEWEST_STEPS, TREND_RHO, ranks, spearman, trend
 from metrics_manual.runs.series import Run, Series
@@ -26,23 +26,6 @@ from derive_methods import clean_run  # noqa: E402
 CATALOG = SEEDS_CATALOG.replace(
     "meaning: the gradient norm\n", "meaning: the gradient norm\n        domain: non-negative\n"
 )
-PROFILE = """\
-id: seeds
-title: Seed runs
-summary: Made up for tests.
-advice: Build your own.
-setup:
-  framework: Miles
-  model: M-1
-  dataset: D
-  hardware: {count: 2, name: GPU}
-  prompts_per_step: 4
-  answers_per_prompt: 2
-  token_limit: 1024
-  steps: 200
-sources:
-  code: {kind: code, repository: Miles, branch: main, commit: abcdef12, parts: [loss]}
-"""
 
 
 def test_ranks_share_their_mean_on_ties() -> None:
@@ -94,7 +77,7 @@ def _run(series: dict[str, dict[int, float]]) -> Run:
 @pytest.fixture
 def derived(tmp_path: Path) -> Path:
     """Three clean 200-step runs derived into the seeds profile with the default method."""
-    root = write_project(tmp_path / "manual", CATALOG, {"seeds": PROFILE})
+    root = write_project(tmp_path / "manual", CATALOG, {"seeds": BARE_SEEDS_PROFILE})
     paths = write_runs(tmp_path / "runs", {f"seed-{i}": _run(clean_run(i, 200)) for i in (1, 2, 3)})
     result = run_cli("derive", "--profile", "seeds", *(f"--run={n}={p}" for n, p in paths.items()), "--write", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -173,7 +156,7 @@ def test_a_metric_that_reached_zero_or_of_any_sign_widens_by_an_amount() -> None
 
 
 def test_a_trending_metric_is_ranged_only_as_far_as_measured(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "manual", CATALOG, {"seeds": PROFILE})
+    root = write_project(tmp_path / "manual", CATALOG, {"seeds": BARE_SEEDS_PROFILE})
     runs = {f"seed-{i}": clean_run(i, 240) for i in (1, 2, 3)}
     paths = write_runs(tmp_path / "runs", {n: _run(r) for n, r in runs.items()})
     result = run_cli(
