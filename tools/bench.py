@@ -633,7 +633,7 @@ def follow_report(lengths: list[int]) -> None:
 
     sys.path.insert(0, str(REPO / "tools"))
     from metrics_manual.exports.profile import exported_profile
-    from metrics_manual.judge.rules import judged_keys
+    from metrics_manual.judge.judging import judged_keys
     from metrics_manual.model.kinds import numbers
 
     manual, profile = exported_profile(REPO, manual_first_profile())

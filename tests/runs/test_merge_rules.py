@@ -19,8 +19,9 @@ import run_forms
 from conftest import REPO
 from judge_fixture import judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
+from metrics_manual.judge.judging import judged_keys
 from metrics_manual.judge.report_text import text
-from metrics_manual.judge.rules import Judgement, judged_keys
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import collect, series, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
