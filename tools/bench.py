@@ -229,7 +229,7 @@ def derive_figures(tmp: Path) -> None:
 
     sys.path.insert(0, str(REPO / "tools"))
     from metrics_manual.runs.capture import capture_text
-    from metrics_manual.runs.series import Run
+    from metrics_manual.runs.run import Run
     from metrics_manual.source.load import load_manual
 
     root = Path(tmp) / "derive"

@@ -21,7 +21,7 @@ from metrics_manual.judge.judging import judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.follow import RunFollower
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import StepRanges
+from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}

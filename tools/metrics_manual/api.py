@@ -33,7 +33,8 @@ from metrics_manual.model.schema import (
     UnknownMetric,
 )
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 
 __all__ = [
     "load_profile",

@@ -19,7 +19,7 @@ from metrics_manual.judge.verdict import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.schema import CaptureSource, ProfileExport
 from metrics_manual.runs.capture import captures_in_repo, read_capture_run, sha256_of
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES, Manual, profile_files
 from metrics_manual.source.reader import read_document
 

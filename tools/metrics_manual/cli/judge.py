@@ -22,7 +22,8 @@ from metrics_manual.judge.rules import DEFAULT_RTOL
 from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import shown_path
 

@@ -46,7 +46,9 @@ from metrics_manual.model.schema import (
     Span,
     Window,
 )
-from metrics_manual.runs.series import Run, Series, named_steps
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
+from metrics_manual.runs.steps import named_steps
 from metrics_manual.source.load import Manual
 
 SECONDS = {"s", "sec", "second", "seconds"}

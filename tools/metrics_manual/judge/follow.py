@@ -51,7 +51,8 @@ from metrics_manual.model.kinds import numbers
 from metrics_manual.model.phrase import measured, num
 from metrics_manual.model.schema import Expectation, ProfileExport
 from metrics_manual.runs.follow import RunFollower
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import inert
 

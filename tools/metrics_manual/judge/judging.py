@@ -38,7 +38,8 @@ from metrics_manual.model.keys import KeySet
 from metrics_manual.model.phrase import count_steps, describe
 from metrics_manual.model.schema import Expectation, MetricExport, ProfileExport
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, StepRanges, gap_findings, named_steps
+from metrics_manual.runs.run import Run, gap_findings
+from metrics_manual.runs.steps import StepRanges, named_steps
 from metrics_manual.text import clip
 
 UNKNOWN_SHOWN = 25  # unknown keys named one by one; the rest are counted

@@ -31,7 +31,8 @@ from typing import Literal, assert_never
 from metrics_manual.judge.verdict import Observed, Point, Verdict
 from metrics_manual.model.phrase import measured, num
 from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
-from metrics_manual.runs.series import Series, named_steps
+from metrics_manual.runs.series import Series
+from metrics_manual.runs.steps import named_steps
 
 DEFAULT_RTOL = 0.10
 

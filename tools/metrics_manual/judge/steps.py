@@ -26,14 +26,9 @@ from metrics_manual.judge.verdict import LISTED, Span, StepsSeen, Uncovered
 from metrics_manual.model.kinds import covered_steps
 from metrics_manual.model.schema import AtStep, EveryStep, FirstSteps, Window
 from metrics_manual.model.schema import Span as Steps
-from metrics_manual.runs.series import (
-    GAPS_FILLED_MOST,
-    GAPS_FILLED_PER_STEP,
-    Run,
-    StepGaps,
-    StepRanges,
-)
-from metrics_manual.runs.series import counted as counts_step_by_step  # one test of counting, the gaps' too
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import GAPS_FILLED_MOST, GAPS_FILLED_PER_STEP, StepGaps, StepRanges
+from metrics_manual.runs.steps import counted as counts_step_by_step  # one test of counting, the gaps' too
 
 
 def steps_seen(run: Run, reached: Reached) -> dict[str, StepsSeen]:
@@ -66,7 +61,7 @@ class Reached(dict[str, list[int]]):
         return self.gaps[sk]
 
     def counted(self, sk: str) -> bool:
-        """Whether the run counts `sk` step by step (the gap rule's test: runs/series.py `counted`)."""
+        """Whether the run counts `sk` step by step (the gap rule's test: runs/steps.py `counted`)."""
         if sk not in self._counted:
             self._counted[sk] = counts_step_by_step(self.step_gaps(sk).logged, sk)
         return self._counted[sk]

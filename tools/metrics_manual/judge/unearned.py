@@ -19,7 +19,8 @@ from metrics_manual.judge.rules import Failing, listed, point
 from metrics_manual.judge.verdict import Verdict
 from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.runs.ci_history import TARGET_METRIC_KEYS
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 
 
 class KeyFacts:
