@@ -1,6 +1,6 @@
-"""Issue 29, the judge side: fails that were not earned (float32 at the bounds, a live step, a step
-the run never reached), messages that misled (a missing step 0, a step past 2^63-1, nothing judged),
-and issue 32's steps that no expectation covers.
+"""Which steps are judged and at what precision (judge/steps.py, the float32 rule of judge/rules.py):
+float32 at the bounds, a live or unfinished step, a step the run never reached, a missing step 0, a
+step past 2^63-1, nothing judged, and the steps no expectation covers (issues 29 and 32).
 
 Every case writes its run with tests/run_forms.py in each form it applies to.
 """
@@ -66,7 +66,7 @@ def clean(n: int = N) -> run_forms.Series:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return judged_project(tmp_path_factory.mktemp("round2") / "p", CATALOG, PROFILE)
+    return judged_project(tmp_path_factory.mktemp("steps") / "p", CATALOG, PROFILE)
 
 
 @pytest.fixture(scope="module")
