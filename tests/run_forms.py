@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,18 @@ def calls(run: Series) -> list[tuple[str, int, dict[str, float]]]:
         (sk, step, {sk: step, **metrics})
         for (sk, step), metrics in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0]))
     ]
+
+
+def when(sk: str, step: int) -> float:
+    """When the run writes the log() call of `sk` at `step` (seconds): one clock every writer here
+    shares, so that two files of one run overlap in time as the processes of a run do (the rules
+    of a merge order a step's records by when they were written)."""
+    return 1796000000.0 + 2 * step + (sk == "train/step")
+
+
+def iso(t: float) -> str:
+    """`t` as the event log's timestamp (pydantic's ISO 8601, UTC)."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _pydantic_json(obj: Any) -> str:
@@ -56,7 +69,7 @@ def write_events(run: Series, folder: Path, *, retry_step: int | None = None) ->
     files: dict[str, list[str]] = {}
     for sk, step, metrics in calls(run):
         lines = files.setdefault(_process(sk), [])
-        ts = f"2026-11-30T01:{step // 60:02d}:{step % 60:02d}.000000Z"
+        ts = iso(when(sk, step))
         lines.append(
             _pydantic_json(
                 {
@@ -108,8 +121,8 @@ def write_dashboard(run: Series, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "metrics.jsonl"
     with path.open("w", encoding="utf-8") as fh:
-        for i, (sk, step, metrics) in enumerate(calls(run)):
-            fh.write(json.dumps({"ts": 1796000000.0 + i, "step_key": sk, "step": step, "metrics": metrics}) + "\n")
+        for sk, step, metrics in calls(run):
+            fh.write(json.dumps({"ts": when(sk, step), "step_key": sk, "step": step, "metrics": metrics}) + "\n")
     return [path]
 
 
@@ -148,7 +161,7 @@ def write_tensorboard(run: Series, folder: Path) -> list[Path]:
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
     writers: dict[str, EventFileWriter] = {}
-    for i, (sk, step, metrics) in enumerate(calls(run)):
+    for sk, step, metrics in calls(run):
         proc = _process(sk)
         if proc not in writers:
             writers[proc] = EventFileWriter(str(folder / f"20261130-01{len(writers):02d}00-{proc}"))
@@ -156,7 +169,7 @@ def write_tensorboard(run: Series, folder: Path) -> list[Path]:
             value = summary_pb2.Summary.Value(tag=key, simple_value=v)
             # The run's own times (as the other writers give), not the test's: two runs written one after the
             # other are not a run and its resumed life (the rules of a merge).
-            wall = 1796000000.0 + i
+            wall = when(sk, step)
             writers[proc].add_event(
                 event_pb2.Event(step=step, wall_time=wall, summary=summary_pb2.Summary(value=[value]))
             )
@@ -174,8 +187,9 @@ def write_wandb_csv(run: Series, folder: Path) -> list[Path]:
     with path.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["_step", "_runtime", "_timestamp", *keys])
-        for i, (_, _, metrics) in enumerate(rows):
-            w.writerow([i, 10.5 * i, 1796000000 + i, *(_csv(metrics[k]) if k in metrics else "" for k in keys)])
+        for i, (sk, step, metrics) in enumerate(rows):
+            t = when(sk, step)
+            w.writerow([i, t - when(*rows[0][:2]), t, *(_csv(metrics[k]) if k in metrics else "" for k in keys)])
     return [path]
 
 

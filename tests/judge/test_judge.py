@@ -184,7 +184,7 @@ def test_the_last_attempt_wins_in_the_event_log(tmp_path: Path, profile: Profile
     # A stale line of the first attempt in another process's file written at the same time (a later line
     # of the same file would be a resumed process's, which supersedes: the rules of a merge).
     stale = {
-        "timestamp": "2026-11-30T01:00:03Z",
+        "timestamp": run_forms.iso(run_forms.when("train/step", 3)),
         "source": {"component": "actor"},
         "type": "metric",
         "rollout_id": None,

@@ -214,6 +214,65 @@ def test_a_hidden_folder_in_a_run_s_folder_is_passed_over(tmp_path: Path, profil
     assert all(".trash" not in p.path for p in run.problems)
 
 
+# --- a run's lives: each record ordered by when it was written (issue 35) -----------------------
+
+LIVES = REPO / "tests" / "fixtures" / "miles-lives"
+
+
+def test_a_dead_life_s_retry_does_not_beat_the_record_written_last(profile: ProfileExport) -> None:
+    # Cell 0 dies in rollout 15, cell 1 does it again at attempt 1 in its own file; the job run again
+    # logs rollout 15 at attempt 0 into cell 0's file, train/grad_norm 9.7: it was written last, it stands.
+    j = judge(profile, read([LIVES / "dead-life-retry/events"], profile))
+    assert bad(j) == {"train/grad_norm": "fail"}
+    assert [(p.step, p.value) for p in result(j, "train/grad_norm").failing_steps] == [(15, 9.7)]
+    assert relogged(j, "train/step") == [(15, 15)] and relogged(j, "rollout/step") == [(15, 15)]
+
+
+def test_a_healthy_run_resumed_twice_passes_in_two_forms_given_together(profile: ProfileExport) -> None:
+    # The event logger appends each life to one file, TensorBoard starts a file per life: every value
+    # the event log holds at a step stands on the same life's record as TensorBoard's.
+    need("tensorboard")
+    paths = [LIVES / "resumed-twice/events", LIVES / "resumed-twice/tensorboard"]
+    for given in (paths, paths[:1], paths[1:]):
+        j = judge(profile, read(given, profile))
+        assert bad(j) == {} and j.exit_code == 0, (given, text(j))
+        assert relogged(j, "train/step") == [(9, 12), (15, 16)], given
+    grad_norm = read(paths, profile).series["train/grad_norm"]
+    assert (grad_norm[12], grad_norm[16]) == (pytest.approx(1.0205), pytest.approx(1.061))  # lives 2 and 3
+
+
+def _record(out: Collector, path: str, span: tuple[float, float], at: float, value: float, attempt: int = 0) -> None:
+    """A file whose records span `span`, one of them writing train/x at step 3 at time `at`."""
+    out.begin(path)
+    for t in sorted({*span, at}):
+        out.at(t)
+        out.put("train/x", 3 if t == at else 100 + int(t), value, attempt)
+    out.span(*span)
+    out.end()
+
+
+def test_records_are_ordered_by_when_they_were_written() -> None:
+    def merged(a: tuple[tuple[float, float], float, float, int], b: tuple[tuple[float, float], float, float, int]):  # noqa: ANN202
+        out = Collector(STEP_KEYS)
+        _record(out, "a", *a)
+        _record(out, "b", *b)
+        return out.finish()
+
+    gap = collect.LIFE_GAP
+    # Written more than LIFE_GAP after the other file's last record: a later life, whatever the attempts.
+    m = merged(((10.0, 20.0), 20.0, 1.0, 1), ((5.0, 20.5 + gap), 20.5 + gap, 99.0, 0))
+    assert m.series["train/x"][3] == 99.0 and m.conflicts == {} and m.relogged == {("b", "train/step"): [3]}
+    # Within it: one log() call writing two sinks, or two processes at once; other values are a conflict.
+    m = merged(((10.0, 20.0), 20.0, 1.0, 0), ((5.0, 20.001), 20.001, 99.0, 0))
+    assert m.conflicts == {"train/x": [(3, "a", "b")]}
+    # Both files still writing: written later at a higher attempt is a retry (not re-logged), at a lower
+    # attempt a new life (its attempts start again at 0).
+    m = merged(((10.0, 40.0), 30.0, 1.0, 1), ((5.0, 40.0), 25.0, 99.0, 0))
+    assert m.series["train/x"][3] == 1.0 and m.conflicts == {} and m.relogged == {}
+    m = merged(((10.0, 40.0), 20.0, 1.0, 1), ((5.0, 40.0), 25.0, 99.0, 0))
+    assert m.series["train/x"][3] == 99.0 and m.relogged == {("b", "train/step"): [3]}
+
+
 # --- 2. lost records ----------------------------------------------------------------------------
 
 

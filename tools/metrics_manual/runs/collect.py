@@ -12,21 +12,29 @@ The rules of a merge (docs/judging.md states them in these words):
   resumed from a checkpoint logs its steps again and starts its attempts again at 0. A step
   logged again is named in the result as re-logged (a resumed run), unless its later record
   has a higher `attempt` than the one it replaces (the event log's fault-tolerance retry);
-- across files, a file whose first record was written after another file's last record is a
-  later life of the run (a resumed process in a file of its own, as TensorBoard's new file of
-  each process): at a step both log, its record supersedes, whatever the attempts, and the
-  step is named re-logged. A record's time is the event log's `timestamp`, the dashboard's
-  `ts`, TensorBoard's `wall_time` and the W&B history's `_timestamp`; the CI history has none;
-- between files whose times overlap (processes writing at once) or are not known, a higher
-  `attempt` wins (a retry logged by another process); the same metric and step with different
-  values at the same attempt is a conflict: an error of that metric naming both files. Values
-  that agree to float32 precision (TensorBoard stores float32) are the same value.
+- across files, a step's records are ordered by when each was written: a record's time is the
+  event log's `timestamp`, the dashboard's `ts`, TensorBoard's `wall_time` and the W&B history's
+  `_timestamp` (the CI history has none). A record of a later life of the run supersedes, whatever
+  the attempts, and the step is named re-logged: a record of a file whose first record was written
+  after another file's last record (a resumed process in a file of its own, as TensorBoard's new
+  file of each process), a record written more than LIFE_GAP (a second) after another file's last
+  record (a resumed process appended to the file of the one it replaces: the sinks of one log()
+  call write within it, a process started again takes longer), and a record written after another
+  at a lower `attempt` (a new life starts its attempts again at 0). A record written after another
+  at a higher `attempt` supersedes it too (a retry logged by another process). So the record
+  written last stands, and a dead life's retry does not;
+- two files' records of a step at the same `attempt` that neither supersedes (processes writing
+  at once) with different values are a conflict: an error of that metric naming both files.
+  Where a record's time is not known, a file whose first record was written after another file's
+  last record is a later life, else a higher `attempt` wins, else different values are a
+  conflict. Values that agree to float32 precision (TensorBoard stores float32) are the same
+  value.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -34,12 +42,13 @@ from typing import Any
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.runs.series import Series
+from metrics_manual.runs.series import Series, TimedSeries
 from metrics_manual.runs.values import shown
 
 Progress = Callable[[int], None]
 
 # Caps (docs/judging.md, "Limits"): what one hostile file can make the reader hold.
+LIFE_GAP = 1.0  # seconds: a record this much later than another file's last is a later life's (the rules of a merge)
 KEYS_KEPT = 10_000  # distinct keys the run logged but judge does not read, remembered by name
 KEYS_COUNTED = 1_000_000  # distinct keys past KEYS_KEPT counted (by their hash, 8 bytes each); past it, not
 _SHAPES_KEPT = 4096  # distinct key sets of records whose kept keys are remembered (Collector.kept)
@@ -57,7 +66,7 @@ class Part:
     """One file's values of one metric."""
 
     path: str
-    series: Series
+    series: Series  # a TimedSeries when the file's records give their times
     attempts: dict[int, int]  # step -> attempt, only for steps with an attempt above 0
     span: tuple[float, float] | None  # the times of the file's first and last records, when it has them
 
@@ -65,6 +74,18 @@ class Part:
         """Whether this file is a later life of the run than `other`: its first record was written
         after the other's last."""
         return self.span is not None and other.span is not None and self.span[0] > other.span[1]
+
+    def records(self) -> Iterator[tuple[int, float, float]]:
+        """(step, value, when it was written: NaN where not known), in step order."""
+        series = self.series
+        if isinstance(series, TimedSeries):
+            return zip(series.steps_array(), series.values_array(), series.times_array())
+        return ((step, value, math.nan) for step, value in series.items())
+
+    @property
+    def last(self) -> float:
+        """When the file's last record was written (infinity where not known: no record is after it)."""
+        return self.span[1] if self.span is not None else math.inf
 
 
 @dataclass(slots=True)
@@ -92,7 +113,9 @@ class Collector:
     by, and a Collector. For each record it asks `step_key(key)` (or `kept(metrics)` for a whole
     record) which values are read and which step key places them, then calls `put` for a number,
     `put_invalid` for a value that is not one, `put_step` for a step key's own value, and `problem`
-    (or `cut`, `without_step`) for what it could not use. It reports the bytes it read to `progress`.
+    (or `cut`, `without_step`) for what it could not use. A form whose records carry their time calls
+    `at` once a record and `span` once a file: the merge orders a run's lives by them. It reports the
+    bytes it read to `progress`.
     `begin`, `end` and `finish` are called by `read_run`, not by readers.
     """
 
@@ -138,6 +161,7 @@ class Collector:
         self.series: dict[str, Series] = {}
         self.attempts: dict[tuple[str, int], int] = {}  # (key, step) -> the attempt of its value, when above 0
         self.times: tuple[float, float] | None = None
+        self.now: float | None = None  # when the record whose values are put was written (`at`)
 
     def end(self) -> None:
         """End the file `begin` started: its series join the parts that `finish` merges."""
@@ -178,6 +202,13 @@ class Collector:
         cannot be read leaves the file without one."""
         a, b = seconds(first), seconds(last)
         self.times = (a, b) if a is not None and b is not None and a <= b else None
+
+    def at(self, raw: Any) -> None:
+        """When the record whose values are put next was written, as the file writes it (seconds, or an
+        ISO 8601 text): what orders one step's records across files (the rules of a merge). A reader
+        whose form gives each record a time calls it once a record; a time that cannot be read is
+        not known."""
+        self.now = seconds(raw)
 
     def step_key(self, key: str) -> str | None:
         """The key whose value is `key`'s step; None for a step key itself, an unknown namespace or a
@@ -250,15 +281,15 @@ class Collector:
         the attempts, and is noted re-logged, unless this is a higher attempt (a retry)."""
         series = self.series.get(key)
         if series is None:
-            series = self.series[key] = Series()
+            series = self.series[key] = Series() if self.now is None else TimedSeries()
         if attempt or self.attempts:
             old = self.attempts.pop((key, step), 0)
             if attempt:
                 self.attempts[(key, step)] = attempt
             if attempt > old and step in series:
-                series[step] = value  # a retry: a higher attempt of the step, no re-log
+                series.replace(step, value, self.now)  # a retry: a higher attempt of the step, no re-log
                 return
-        if series.replace(step, value):
+        if series.replace(step, value, self.now):
             self._relogged.setdefault((self.path, self._place(key) or ""), set()).add(step)
 
     def put_invalid(
@@ -323,7 +354,8 @@ class Collector:
         out = Merged(invalid=self._invalid)
         for key, parts in self._parts.items():
             if len(parts) == 1:
-                out.series[key] = parts[0].series
+                only = parts[0].series
+                out.series[key] = only.untimed() if isinstance(only, TimedSeries) else only
             elif key in self.step_key_set:
                 out.series[key] = Series(sorted({(s, float(s)) for p in parts for s in p.series}))
             else:
@@ -337,30 +369,66 @@ class Collector:
         return out
 
 
+Record = tuple[float, int, float, Part]  # one file's record of a step: value, attempt, when written, the file
+
+
 def _merge(parts: list[Part]) -> tuple[Series, list[tuple[int, str, str]], dict[str, set[int]]]:
-    """One metric's values from several files: a later life's record supersedes (and its step is
-    re-logged in that file); else the higher attempt wins; a different value at the same attempt is a
-    conflict (step, the earlier file, the later file)."""
-    kept: dict[int, tuple[float, int, Part]] = {}
-    conflicts: list[tuple[int, str, str]] = []
-    relogged: dict[str, set[int]] = {}
+    """One metric's values from several files, by the rules of a merge: at each step, the records
+    no other supersedes stand; two that stand with different values are a conflict (step, one
+    file, the other); a step where a later life's record stands is re-logged in its file."""
+    one: dict[int, Record] = {}  # most steps: one file's record
+    many: dict[int, list[Record]] = {}
     for p in parts:
         attempts = p.attempts
-        for step, value in p.series.items():
-            attempt = attempts.get(step, 0) if attempts else 0
-            old = kept.get(step)
-            if old is None:
-                kept[step] = (value, attempt, p)
-            elif p.later_than(old[2]):
-                kept[step] = (value, attempt, p)
-                relogged.setdefault(p.path, set()).add(step)
-            elif old[2].later_than(p):
-                relogged.setdefault(old[2].path, set()).add(step)
-            elif attempt > old[1]:
-                kept[step] = (value, attempt, p)
-            elif attempt == old[1] and not same_value(value, old[0]):
-                conflicts.append((step, old[2].path, p.path))
-    return Series(sorted((s, v[0]) for s, v in kept.items())), sorted(conflicts), relogged
+        for step, value, time in p.records():
+            record = (value, attempts.get(step, 0) if attempts else 0, time, p)
+            if step in many:
+                many[step].append(record)
+            elif (first := one.pop(step, None)) is not None:
+                many[step] = [first, record]
+            else:
+                one[step] = record
+    kept = {step: r[0] for step, r in one.items()}
+    conflicts: list[tuple[int, str, str]] = []
+    relogged: dict[str, set[int]] = {}
+    for step, records in many.items():
+        standing, lives = _standing(records)
+        kept[step] = standing[0][0]
+        if other := next((r for r in standing[1:] if not same_value(r[0], standing[0][0])), None):
+            conflicts.append((step, standing[0][3].path, other[3].path))
+        for path in lives:
+            relogged.setdefault(path, set()).add(step)
+    return Series(sorted(kept.items())), sorted(conflicts), relogged
+
+
+def _standing(records: list[Record]) -> tuple[list[Record], set[str]]:
+    """The records of one step that no other supersedes (all of them, when each is superseded: times
+    and attempts that contradict each other stand together, a conflict where they differ), and the
+    files whose standing record is a later life's."""
+    beaten: set[int] = set()
+    lives: set[str] = set()
+    for i, b in enumerate(records):
+        for j, a in enumerate(records):
+            if i != j and (how := _supersedes(b, a)):
+                beaten.add(j)
+                if how == "life":
+                    lives.add(b[3].path)
+    standing = [r for i, r in enumerate(records) if i not in beaten] or records
+    return standing, {r[3].path for r in standing} & lives
+
+
+def _supersedes(b: Record, a: Record) -> str:
+    """Whether record `b` supersedes `a` of another file (the rules of a merge): "life" (a later
+    life's), "retry" (a higher attempt's), or "" (it does not)."""
+    _, attempt_b, tb, pb = b
+    _, attempt_a, ta, pa = a
+    if pb.later_than(pa):
+        return "life"
+    if tb == tb and ta == ta:  # both times known
+        if tb > pa.last + LIFE_GAP or (tb > ta and attempt_b < attempt_a):
+            return "life"
+        return "retry" if tb >= ta and attempt_b > attempt_a else ""
+    return "retry" if attempt_b > attempt_a and not pa.later_than(pb) else ""
 
 
 def seconds(raw: Any) -> float | None:

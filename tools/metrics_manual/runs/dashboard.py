@@ -69,6 +69,7 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
     if not isinstance(metrics, dict):
         out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)
         return False
+    out.at(record.get("ts"))
     step_key_set = out.step_key_set
     own_key, own_raw = record.get("step_key"), record.get("step")
     own_step = as_step(own_raw)

@@ -55,6 +55,7 @@ class EventLog:
                 self.last = event.get("timestamp")
                 if self.first is None:
                     self.first = self.last
+                out.at(self.last)
                 metric(event, n, self.rel, out, self.missing_step)
         out.span(self.first, self.last)
 

@@ -30,8 +30,9 @@ class Series(MutableMapping[int, float]):
     def __setitem__(self, step: int, value: float) -> None:
         self.replace(step, value)
 
-    def replace(self, step: int, value: float) -> bool:
-        """Set the value at `step`; True when the step was there already (a re-logged step)."""
+    def replace(self, step: int, value: float, time: float | None = None) -> bool:
+        """Set the value at `step`; True when the step was there already (a re-logged step). `time`, when
+        the record that wrote it was written, is kept by a TimedSeries, not here."""
         steps = self._steps
         if not steps or step > steps[-1]:  # the usual case: logs come in step order
             steps.append(step)
@@ -139,3 +140,64 @@ class _Values(ValuesView[float]):
 
     def __iter__(self) -> Iterator[float]:
         return iter(self._series.values_array())
+
+
+class TimedSeries(Series):
+    """A Series that also keeps when each step's value was written (seconds; NaN where the record
+    gave no time): what orders one step's records across files (the rules of a merge,
+    runs/collect.py). Only a file's own series are timed: a merged one is a Series."""
+
+    __slots__ = ("_late_times", "_times")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._times = array("d")
+        self._late_times: dict[int, float] = {}
+
+    def replace(self, step: int, value: float, time: float | None = None) -> bool:
+        t = math.nan if time is None else time
+        steps = self._steps
+        if not steps or step > steps[-1]:
+            steps.append(step)
+            self._values.append(value)
+            self._times.append(t)
+            return False
+        i = bisect_left(steps, step)
+        if i < len(steps) and steps[i] == step:
+            self._values[i] = value
+            self._times[i] = t
+            return True
+        was = step in self._late
+        self._late[step] = value
+        self._late_times[step] = t
+        return was
+
+    def _settle(self) -> None:
+        if not self._late:
+            return
+        late, self._late = self._late, {}
+        times, self._late_times = self._late_times, {}
+        at = bisect_left(self._steps, min(late))
+        merged = dict(zip(self._steps[at:], zip(self._values[at:], self._times[at:])))
+        merged |= {s: (v, times[s]) for s, v in late.items()}
+        del self._steps[at:], self._values[at:], self._times[at:]
+        order = sorted(merged)
+        self._steps.extend(order)
+        self._values.extend(merged[s][0] for s in order)
+        self._times.extend(merged[s][1] for s in order)
+
+    def __delitem__(self, step: int) -> None:
+        i = self._find(step)
+        del self._steps[i], self._values[i], self._times[i]
+
+    def times_array(self) -> array[float]:
+        """When each step's value was written, in the order of the steps (NaN: not known)."""
+        self._settle()
+        return self._times
+
+    def untimed(self) -> Series:
+        """The values alone, as a Series sharing these arrays (a merge's result keeps no times)."""
+        self._settle()
+        out = Series()
+        out._steps, out._values = self._steps, self._values
+        return out

@@ -175,6 +175,7 @@ class EventFile:
                     self.last = event.wall_time
                     if self.first is None:
                         self.first = self.last
+                    out.at(self.last)
                     step = event.step
                     if not 0 <= step <= MAX_STEP:
                         why = f"event record {n}: step {step} is not from 0 to 2^63-1; it was skipped"

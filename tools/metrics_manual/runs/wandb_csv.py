@@ -77,6 +77,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
             last = row[at_time]
             if first is None:
                 first = last
+            out.at(last)
         row_steps: dict[int | None, int | None] = {}  # each step column's step, read once a row
         for i, key, si, is_step in columns:
             cell = row[i]
