@@ -26,7 +26,7 @@ from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import collect, tensorboard, wandb_csv
 from metrics_manual.runs import steps as run_steps
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.read import Run, read_run
+from metrics_manual.runs.read import Run, read_run, run_files
 
 MILES = REPO / "tests" / "fixtures" / "miles-writers"
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
@@ -205,13 +205,18 @@ def test_a_record_s_time_is_read_from_each_form_s_spelling(raw: object, seconds:
     assert collect.seconds(raw) == seconds
 
 
-def test_a_hidden_folder_in_a_run_s_folder_is_passed_over(tmp_path: Path, profile: ProfileExport) -> None:
+def test_a_hidden_folder_in_a_run_s_folder_is_passed_over_and_named(tmp_path: Path, profile: ProfileExport) -> None:
     # Miles' checkpoint restore moves the event folder aside as .trash_*, next to the restored one.
     shutil.copytree(MILES / "healthy/events", tmp_path / "dump" / "events")
     shutil.copytree(MILES / "resume/one-file/events", tmp_path / "dump" / ".trash_20261201_195728_0c9f3b2a")
     run = read([tmp_path / "dump"], profile)
     assert run.relogged == {} and run.series["train/grad_norm"][50] == pytest.approx(1.0)
-    assert all(".trash" not in p.path for p in run.problems)
+    [hidden] = [p for p in run.problems if p.code.id == "MM517"]
+    assert hidden.severity == "warning" and hidden.message.startswith("2 files of this folder were not read: they are")
+    assert hidden.message.endswith(
+        ": .trash_20261201_195728_0c9f3b2a/actor_cell0_rank0.jsonl, "
+        ".trash_20261201_195728_0c9f3b2a/rollout_manager.jsonl"
+    )
 
 
 # --- a run's lives: each record ordered by when it was written (issue 35) -----------------------
@@ -271,6 +276,37 @@ def test_records_are_ordered_by_when_they_were_written() -> None:
     assert m.series["train/x"][3] == 1.0 and m.conflicts == {} and m.relogged == {}
     m = merged(((10.0, 40.0), 20.0, 1.0, 1), ((5.0, 40.0), 25.0, 99.0, 0))
     assert m.series["train/x"][3] == 99.0 and m.relogged == {("b", "train/step"): [3]}
+
+
+@pytest.mark.parametrize("form", ["auto", "events"])
+def test_rotated_files_are_their_form_s_files(form: str, profile: ProfileExport) -> None:
+    # logrotate's x.jsonl.1 to .3 hold steps 0-14, x.jsonl steps 15-19; rollout/raw_reward 0.2 at step 5.
+    files, warnings = run_files([LIVES / "rotated/events"], form)
+    assert len(files) == 8 and warnings == []
+    run = read_run([LIVES / "rotated/events"], STEP_KEYS, form, keys=judged_keys(profile))
+    assert run.problems == []
+    j = judge(profile, run)
+    assert bad(j) == {"rollout/raw_reward": "fail"} and j.run.steps["rollout/step"].first == 0
+    assert [(p.step, p.value) for p in result(j, "rollout/raw_reward").failing_steps] == [(5, 0.2)]
+
+
+@pytest.mark.parametrize("form", ["auto", "events"])
+def test_a_file_of_a_folder_judge_does_not_read_is_named(form: str, tmp_path: Path, profile: ProfileExport) -> None:
+    shutil.copytree(LIVES / "rotated/events", tmp_path / "events")
+    (tmp_path / "events" / "notes.txt").write_text("lr 1e-6\n", "utf-8")
+    (tmp_path / "events" / "dashboard.jsonl").write_text(
+        '{"ts": 1.0, "step_key": "rollout/step", "step": 0, "metrics": {"rollout/step": 0}}\n', "utf-8"
+    )
+    run = read_run([tmp_path / "events"], STEP_KEYS, form, keys=judged_keys(profile))
+    [unread] = [(f.severity, f.message) for f in run.problems]
+    if form == "auto":  # the dashboard log is read: detected by its content
+        assert unread == ("warning", "1 file of this folder was not read: they are of no known form: notes.txt")
+    else:  # named as events: every .jsonl is tried as the event log, and read as one (no metric event in it)
+        assert unread == (
+            "warning",
+            "1 file of this folder was not read: they are not events files by their names (--input-format events): "
+            "notes.txt",
+        )
 
 
 # --- 2. lost records ----------------------------------------------------------------------------
@@ -474,7 +510,7 @@ def _words(text: str) -> str:
 
 
 def test_the_judging_page_states_these_rules_in_the_code_s_words() -> None:
-    from metrics_manual.runs import dashboard
+    from metrics_manual.runs import dashboard, read
 
     page = _words((REPO / "docs" / "judging.md").read_text("utf-8")).lower()
     for doc, words in (
@@ -486,6 +522,10 @@ def test_the_judging_page_states_these_rules_in_the_code_s_words() -> None:
         (tensorboard.__doc__, "keeps that metadata on each tag's first value only): every value of such a tag is read"),
         (dashboard.__doc__, "Miles writes `step` as the value of the record's `step_key` in its `metrics`"),
         (dashboard.__doc__, "(`tracking.log`); a record where the two differ cannot be placed: an error naming both"),
+        (read.__doc__, "a folder is searched for the files of the known forms, in name order: with --input-format"),
+        (read.__doc__, "the files whose names are of its form (a rotated name, `x.jsonl.1`, as the name it was)"),
+        (read.__doc__, "Every other file of the folder is named in a warning, a hidden one too"),
+        (read.__doc__, "so no file is passed over in silence"),
     ):
         assert _words(words).lower() in _words(doc or "").lower(), words
         assert _words(words).lower() in page, words

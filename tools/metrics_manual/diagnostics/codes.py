@@ -545,6 +545,18 @@ NOT_A_RUN_FILE = _code(
     "Give the run's files or folders; to judge what a pipe carries, write it to a file first.",
     "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
 )
+FILES_NOT_READ = _code(
+    "MM517",
+    "files-not-read",
+    "Files in a folder given as a run were not read: of no known form, not named as the form --input-format names "
+    "(rotated names, x.jsonl.1, are the form's), hidden (Miles moves the event folder a checkpoint restore "
+    "replaces aside as .trash_*), or not regular files (a pipe is never opened). A pass is earned only by what was "
+    "read: they are named, never passed over.",
+    "Give the files of the run that hold metrics, or name their form with --input-format; nothing to do for files "
+    "that hold none.",
+    "dump:1:1: warning: 2 files of this folder were not read: they are not events files by their names "
+    "(--input-format events): config.yaml, notes.txt",
+)
 
 # 520 on: what derive found in the ranges it writes.
 ZERO_WIDTH_BAND = _code(

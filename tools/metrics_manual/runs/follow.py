@@ -36,8 +36,8 @@ from pathlib import Path
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.collect import Collector
-from metrics_manual.runs.forms import BY_NAME, Tail, detect_settled, looks_like
-from metrics_manual.runs.read import RunInputError, assemble, reading, run_files
+from metrics_manual.runs.forms import BY_NAME, Tail, detect_settled
+from metrics_manual.runs.read import RunInputError, assemble, named_as, reading, run_files
 from metrics_manual.runs.run import Run
 from metrics_manual.text import shown_path
 
@@ -210,7 +210,7 @@ class RunFollower:
         except OSError:
             return None
         if self.input_format != "auto":
-            form = self.input_format if named or looks_like(file, self.input_format) else None
+            form = self.input_format if named or named_as(file, self.input_format) else None
             return (form, st) if form else None
         known = self._files.get(file)
         if known is not None and known.identity == _identity(st):

@@ -4,13 +4,19 @@
     run = read_run([Path("dump/events"), Path("tb_logs")], catalog)
 
 The form of each file comes from its content (`detect`), or from `input_format`.
-Files are streamed; a folder is searched for files of the known forms.
+Files are streamed. The files of a folder (docs/judging.md states it in these words): a folder
+is searched for the files of the known forms, in name order: with --input-format, the files
+whose names are of its form (a rotated name, `x.jsonl.1`, as the name it was), else every file
+whose content is of a known form. Every other file of the folder is named in a warning, a hidden
+one too (Miles moves the event folder a checkpoint restore replaces aside as `.trash_*`): a pass
+is earned only by what was read, so no file is passed over in silence.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -61,6 +67,46 @@ def folder_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder)))
 
 
+def passed_over(folder: Path) -> tuple[list[Path], list[Path]]:
+    """What folder_files passes over, in name order: the hidden files, and what is neither a folder nor
+    a regular file (a pipe, a device, a broken link), never opened."""
+    hidden, special = [], []
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            if _hidden(p.relative_to(folder)):
+                hidden.append(p)
+        elif not p.is_dir():
+            special.append(p)
+    return hidden, special
+
+
+_ROTATED = re.compile(r"\.\d+$")
+
+
+def named_as(path: Path, form: str) -> bool:
+    """Whether a file in a folder is a candidate for `form` (--input-format names it) by its name, a
+    rotated name (`x.jsonl.3`: logrotate's `x.jsonl`, three rotations back) as the name it was."""
+    return looks_like(path, form) or looks_like(path.with_name(_ROTATED.sub("", path.name)), form)
+
+
+_SHOWN = 5  # files named in a finding of files not read; the rest counted
+
+
+def _not_read(folder: Path, files: list[Path], why: str) -> Finding:
+    """The warning that names the files of a folder judge does not read, and why."""
+    names = [shown_path(f.relative_to(folder)) for f in files[:_SHOWN]]
+    more = f" and {len(files) - _SHOWN:,} more" if len(files) > _SHOWN else ""
+    n = f"{len(files):,} file{'s' if len(files) != 1 else ''}"
+    return Finding(
+        shown_path(folder),
+        1,
+        1,
+        f"{n} of this folder {'were' if len(files) != 1 else 'was'} not read: {why}: {', '.join(names)}{more}",
+        "warning",
+        code=codes.FILES_NOT_READ,
+    )
+
+
 def run_files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path, str]], list[Finding]]:
     """(file, form) for every part of the run (a folder gives its files of a known form, in name
     order), a warning for each folder that has none, an error for a file name that is not UTF-8."""
@@ -70,11 +116,25 @@ def run_files(paths: Sequence[Path], input_format: str) -> tuple[list[tuple[Path
     for path in paths:
         if path.is_dir():
             before = len(found)
+            unread = []
             for file in folder_files(path):
-                form = input_format if input_format != "auto" and looks_like(file, input_format) else None
+                form = input_format if input_format != "auto" and named_as(file, input_format) else None
                 form = form or (detect(file) if input_format == "auto" else None)
                 if form:
                     found.append((file, form))
+                else:
+                    unread.append(file)
+            if unread and len(found) > before:  # a folder with none is the warning below
+                named = f"they are not {input_format} files by their names (--input-format {input_format})"
+                warnings.append(
+                    _not_read(path, unread, "they are of no known form" if input_format == "auto" else named)
+                )
+            hidden, special = passed_over(path)
+            if hidden:
+                why = "they are hidden (Miles moves the event folder a checkpoint restore replaces aside as .trash_*)"
+                warnings.append(_not_read(path, hidden, why))
+            if special:
+                warnings.append(_not_read(path, special, "they are not regular files (a pipe is never opened)"))
             if len(found) == before:
                 warnings.append(
                     Finding(
