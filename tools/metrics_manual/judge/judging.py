@@ -5,7 +5,10 @@ a pass unearned (judge/unearned.py, and a missing step here), then its kind's ru
 then the keys the catalog does not document and the verdict, judge/verdict.py, built of them all.
 Besides (docs/judging.md states them in these words):
 
-- nothing judged: a run where no expectation is judged is no pass: exit 1, and the summary says why.
+- nothing judged: a run where no expectation is judged is no pass: exit 1, and the summary says why;
+- an error beside a fail: an expectation that is an error is still held to its rule over the finite
+  values read at the steps it covers; where they fail it, its failing steps and its reason say so
+  (the values read fail it too), so an error never hides a fail.
 """
 
 from __future__ import annotations
@@ -293,9 +296,12 @@ def _one(
     if missing and not judging.judges_steps:  # presence's own rule: a missing step fails it
         errors += _missing(missing, first, first_count, sk, reached[0], run)
     if errors:
-        failing = sorted([*facts.bad, *((s, None) for s in missing if not judging.judges_steps)])
+        failing = [*facts.bad, *((s, None) for s in missing if not judging.judges_steps)]
+        also, tolerance = _fails_besides(case, facts, steps)
+        reason = "; ".join(errors) + (f"; the values read fail it too: {also[1]}" if also else "")
+        failing = sorted([*failing, *also[0]]) if also else sorted(failing)
         observed = case.observed()[0]
-        r = t.result(expected_count, "error", len(points), "; ".join(errors), observed, failing, missing=len(missing))
+        r = t.result(expected_count, "error", len(points), reason, observed, failing, tolerance, len(missing))
         return r, skipped, covers
     if not points and judging.needs_values:
         why = f"no value at the {steps_of(case, len(steps))} it covers"
@@ -304,6 +310,20 @@ def _one(
     judged = len(steps) if judging.judges_steps else len(points)
     r = t.result(expected_count, verdict, judged, reason, case.observed()[0], failing, tolerance, len(missing))
     return r, skipped, covers
+
+
+def _fails_besides(case: Case, facts: KeyFacts, steps: list[int]) -> tuple[tuple[Failing, str] | None, Tolerance]:
+    """The rule held against the finite values read at the covered steps of an expectation that is an
+    error: its failing steps and what it saw, when it fails (an error never hides a fail), and a
+    median's tolerance."""
+    bad = {s for s, _ in facts.bad}
+    kept = [s for s in steps if s not in bad]
+    finite = Case(case.key, case.e, case.values, kept, case.expected_count, case.rtol, case.float32)
+    judging = rule(case.e)
+    if judging.needs_values and not finite.logged:
+        return None, None
+    verdict, failing, reason, tolerance = judging.judge(finite)
+    return ((failing, reason) if verdict == "fail" else None), tolerance
 
 
 def _judged_steps(
