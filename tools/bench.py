@@ -627,7 +627,7 @@ def _follow_record(step: int, sk: str, keys: dict[str, float], nan: str | None =
 def follow_report(lengths: list[int]) -> None:
     """judge --follow beside a growing dashboard log of the real manual's first profile's keys: after
     `n` steps written, a NaN in a new metric at each of a few steps, one step written every 0.5 s; the
-    latency is from the write of the next step (which makes the NaN certain) to its line on stdout."""
+    latency is from the write of the NaN (a value written is certain) to its line on stdout."""
     import json
     import threading
 
@@ -682,7 +682,7 @@ def follow_report(lengths: list[int]) -> None:
                     for g, ks in groups.items():
                         fh.write(_follow_record(step, g, ks, nan if g == sk else None))
                     fh.flush()
-                    certain[step - 1] = time.monotonic()
+                    certain[step] = time.monotonic()
                     if i == 1:  # the history is read whole first: wait for the first finding
                         while not arrived and proc.poll() is None:
                             time.sleep(0.01)

@@ -18,9 +18,11 @@ from conftest import REPO
 from judge_fixture import clean_run, judged_profile, judged_project
 from metrics_manual.judge.follow import Reported, follow
 from metrics_manual.judge.judging import judge, judged_keys
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.follow import RunFollower
 from metrics_manual.runs.read import read_run
+from metrics_manual.runs.run import Run
 from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
 
@@ -52,15 +54,41 @@ def live_findings(
     return {(f.finding, f.metric or f.step_key, f.step) for f in Reported().new(profile, verdict, read, excluded)}
 
 
-def test_a_value_is_certain_once_its_step_is_finished(tmp_path: Path, profile: ProfileExport) -> None:
+def test_a_value_out_of_range_or_not_finite_is_certain_once_read(tmp_path: Path, profile: ProfileExport) -> None:
     run = clean_run()
     run["train/grad_norm"][5] = 9.0
     run["rollout/raw_reward"][5] = math.inf
-    assert live_findings(profile, upto(run, 5), tmp_path) == set()  # step 5 is the last: a retry may come
-    assert live_findings(profile, upto(run, 6), tmp_path) == {
+    # Step 5 is the last, unfinished: a retry of it may still come, and would be said as it comes.
+    assert live_findings(profile, upto(run, 5), tmp_path) == {
         ("out_of_range", "train/grad_norm", 5),
         ("not_finite", "rollout/raw_reward", 5),
     }
+
+
+def test_a_value_said_and_then_superseded_is_said_again(tmp_path: Path, profile: ProfileExport) -> None:
+    def verdict_of(run: run_forms.Series) -> tuple[Judgement, Run]:
+        folder = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+        run_forms.write("dashboard", run, folder)
+        read = read_run([folder], STEP_KEYS, keys=judged_keys(profile))
+        return judge(profile, read, live=True), read
+
+    reported, none = Reported(), StepRanges()
+    run = upto(clean_run(), 5)
+    run["train/grad_norm"][5] = 9.0
+    [said] = reported.new(profile, *verdict_of(run), none)
+    assert (said.finding, said.verdict, said.step, said.value) == ("out_of_range", "fail", 5, 9.0)
+    run["train/grad_norm"][5] = 8.0  # a retry, out of range still
+    [again] = reported.new(profile, *verdict_of(run), none)
+    assert (again.finding, again.verdict, again.value) == ("superseded", "fail", 8.0)
+    assert again.message.startswith("train/grad_norm at train/step 5: 9 superseded by 8, a later record of the step")
+    run["train/grad_norm"][5] = 1.0  # in range: the alarm is withdrawn
+    [withdrawn] = reported.new(profile, *verdict_of(run), none)
+    assert (withdrawn.finding, withdrawn.verdict, withdrawn.value) == ("superseded", "warning", 1.0)
+    assert "in range: the alarm is withdrawn" in withdrawn.message
+    run = upto(clean_run(), 7) | {"train/grad_norm": {**upto(clean_run(), 7)["train/grad_norm"], 5: 1.0, 7: 9.5}}
+    [later] = reported.new(profile, *verdict_of(run), none)  # the expectation's next fail is news again
+    assert (later.finding, later.step, later.value) == ("out_of_range", 7, 9.5)
+    assert reported.new(profile, *verdict_of(run), none) == []
 
 
 def test_only_the_first_failing_step_of_an_expectation(tmp_path: Path, profile: ProfileExport) -> None:
@@ -183,6 +211,6 @@ def test_the_judging_page_states_what_is_certain_in_the_codes_words() -> None:
     page = words((REPO / "docs" / "judging.md").read_text("utf-8"))
     stated = module.__doc__.split("(docs/judging.md states them in these words):")[1].split("Each is printed once")[0]
     bullets = stated.strip().split("\n- ")
-    assert len(bullets) == 6
+    assert len(bullets) == 7
     for bullet in bullets:
         assert words(bullet.lstrip("- ")) in page, bullet

@@ -126,9 +126,7 @@ def test_files_of_miles_own_writers_growing_give_judges_verdict(
 
 
 @pytest.mark.parametrize("form", GROWING_FORMS)
-def test_each_fault_is_found_once_and_the_last_step_only_at_the_end(
-    form: str, tmp_path: Path, profile: ProfileExport
-) -> None:
+def test_each_fault_is_found_once(form: str, tmp_path: Path, profile: ProfileExport) -> None:
     found, _, _ = followed(profile, form, faulty_run(), tmp_path)
     seen = [(f.finding, f.metric, f.step) for f in found]
     assert sorted(seen, key=str) == sorted(
@@ -136,15 +134,96 @@ def test_each_fault_is_found_once_and_the_last_step_only_at_the_end(
             ("out_of_range", "train/grad_norm", 4),
             ("not_finite", "rollout/raw_reward", 6),
             ("missing", "perf/step_time", 3),
-            ("out_of_range", "train/pg_clipfrac", 9),
+            ("out_of_range", "train/pg_clipfrac", 9),  # the last step: a value written is certain
         ],
         key=str,
     ), [f.message for f in found]
-    # Step 9 is the run's last: unfinished while the run writes, so its fault comes with the verdict.
-    assert seen[-1] == ("out_of_range", "train/pg_clipfrac", 9)
     grad = next(f for f in found if f.metric == "train/grad_norm")
     assert grad.value == pytest.approx(7.2) and grad.expectation == 0 and grad.step_key == "train/step"
     assert grad.message.startswith("train/grad_norm at train/step 4: 7.2; expected 0.1 to 5 per step")
+
+
+LIVES = REPO / "tests" / "fixtures" / "miles-lives"
+
+
+def test_an_error_does_not_keep_follow_from_saying_a_fail(tmp_path: Path, profile: ProfileExport) -> None:
+    # Miles' event logger: train/grad_norm NaN at step 5, 9.7 at step 15.
+    live = tmp_path / "live"
+    writes = grown([LIVES / "error-then-fail"], live, chunk=1009)
+    found, verdict = follow_writes(profile, writes, live)
+    grad = [(f.finding, f.step, f.value) for f in found if f.metric == "train/grad_norm"]
+    assert grad == [("not_finite", 5, "NaN"), ("out_of_range", 15, 9.7)]
+    assert verdict == judged_after(profile, live)
+
+
+def _lines_in_time_order(folder: Path) -> list[tuple[Path, bytes]]:
+    """The lines of the run's event files (file name, line), in the order their processes wrote them."""
+    lines = [(f.name, line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_bytes().splitlines(True)]
+    return sorted(lines, key=lambda fl: json.loads(fl[1])["timestamp"])  # type: ignore[return-value]
+
+
+def test_a_value_out_of_range_is_said_when_written_and_its_retry_too(tmp_path: Path, profile: ProfileExport) -> None:
+    """Miles' event logger: step 10 logs train/grad_norm 9.0 at attempt 0, a healthy retry at attempt 1;
+    the last step, 19, logs 9.0. Each is said while the run still writes, before the step after it."""
+    lines = _lines_in_time_order(LIVES / "out-of-range-at-once" / "events")
+    live = tmp_path / "live"
+    live.mkdir()
+
+    def at(step: int, attempt: int) -> int:
+        """The index of the train record of `step` at `attempt`."""
+        return next(
+            i
+            for i, (_, line) in enumerate(lines)
+            if (e := json.loads(line))["attempt"] == attempt and e["metrics"].get("train/step") == step
+        )
+
+    said: list[LiveFinding] = []
+    heard = {key: threading.Event() for key in ("fail 10", "retry 10", "fail 19")}
+
+    def report(f: LiveFinding) -> None:
+        said.append(f)
+        if f.metric == "train/grad_norm":
+            name = {("out_of_range", 10): "fail 10", ("superseded", 10): "retry 10", ("out_of_range", 19): "fail 19"}
+            if (key := name.get((f.finding, f.step))) is not None:
+                heard[key].set()
+
+    stop = threading.Event()
+    waited: list[bool] = []
+
+    def writer() -> None:
+        try:
+            done = 0
+            for upto, then in ((at(10, 0), "fail 10"), (at(10, 1), "retry 10"), (at(19, 0), "fail 19")):
+                for name, line in lines[done : upto + 1]:
+                    with (live / name).open("ab") as fh:
+                        fh.write(line)
+                done = upto + 1
+                waited.append(heard[then].wait(10))  # said before anything after its record is written
+            for name, line in lines[done:]:
+                with (live / name).open("ab") as fh:
+                    fh.write(line)
+        finally:
+            stop.set()
+
+    follower = RunFollower([live], STEP_KEYS, keys=judged_keys(profile), renames=profile.renames())
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        verdict, _, _ = follow(profile, follower, report, rtol=0.1, excluded=StepRanges(), stop=stop, poll=0.01)
+    finally:
+        thread.join()
+    assert waited == [True, True, True], [f.message for f in said]
+    grad = [f for f in said if f.metric == "train/grad_norm"]
+    assert [(f.finding, f.verdict, f.step, f.value) for f in grad] == [
+        ("out_of_range", "fail", 10, 9.0),
+        ("superseded", "warning", 10, 1.0),
+        ("out_of_range", "fail", 19, 9.0),
+    ]
+    assert grad[1].message == (
+        "train/grad_norm at train/step 10: 9 superseded by 1, a later record of the step (a retry, or a later "
+        "life); in range: the alarm is withdrawn, the verdict judges the record that stands"
+    )
+    assert verdict.to_json() == judged_after(profile, live)
 
 
 def test_a_clean_run_followed_finds_nothing_and_passes(tmp_path: Path, profile: ProfileExport) -> None:

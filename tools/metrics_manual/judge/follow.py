@@ -4,13 +4,17 @@ Every POLL seconds the run's files are read on (runs/follow.py). When they gaine
 run is judged live (`judge(live=True)`: the last step of each step key is unfinished, the rule of
 judge/steps.py) and the findings that are certain and were not printed before are printed, in
 step order. A step is finished once a later step of its step key is written. The findings, each
-printed once nothing still to come can change it (docs/judging.md states them in these words):
+printed as soon as it is certain (docs/judging.md states them in these words):
 
-- out of range: the first failing step of a band or an exact expectation, once that step is
-  finished (a retry of a step is logged before the next step);
+- out of range: the first failing step of a band or an exact expectation, as soon as its value is
+  read, an expectation that is an error too (a value written is certain; a later record of its
+  step that supersedes it is printed too);
 - a median that fails, once every step it covers is finished;
-- not a finite number: a metric's first such value (NaN, an infinity, a string ...), once its
-  step is finished;
+- not a finite number: a metric's first such value (NaN, an infinity, a string ...), as soon as it
+  is read (likewise);
+- superseded: a value printed out of range or not a finite number that a later record of its step
+  supersedes (a retry, a later life), with the value that stands; when that is in range the alarm
+  is withdrawn, and the expectation's next failing step is printed when it is read;
 - missing: the first step a metric is missing at, once a later step of its step key is
   finished (one step more than a value: another process may still be logging its part of a
   step); a metric never logged, from its step key's first step on; a step with no record at
@@ -20,7 +24,7 @@ printed once nothing still to come can change it (docs/judging.md states them in
 - a reading problem (a corrupt line, a key logged without its step key ...), when it is read.
 
 Each is printed once: out of range and a median once per expectation, the others once per metric
-(no record: once per step key; a reading problem: once per place). A cut last line is waited for,
+(no record: once per step key; a reading problem: once per place; superseded: once a record). A cut last line is waited for,
 never printed while it may still be written. At the end the files are read to their end and the
 findings the end makes certain (those at the last step) come just before the verdict.
 
@@ -31,6 +35,7 @@ the verdict). The verdict at the end is `judge`'s on the same files (`live`: as 
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 import time
@@ -46,10 +51,12 @@ from pydantic import BaseModel, ConfigDict
 from metrics_manual.diagnostics import codes
 from metrics_manual.judge.judging import judge
 from metrics_manual.judge.report_text import problem_line
-from metrics_manual.judge.verdict import Judgement, NonFinite, Problem, Result
+from metrics_manual.judge.rules import point
+from metrics_manual.judge.verdict import Judgement, NonFinite, Point, Problem, Result
 from metrics_manual.model.kinds import numbers
 from metrics_manual.model.phrase import measured, num
 from metrics_manual.model.schema import Expectation, ProfileExport
+from metrics_manual.runs.collect import same_value
 from metrics_manual.runs.follow import RunFollower
 from metrics_manual.runs.run import Run
 from metrics_manual.runs.steps import StepRanges
@@ -61,7 +68,9 @@ POLL = 0.2  # seconds between two looks at the run's files
 _SAID_OTHERWISE = frozenset({codes.STEPS_NOT_LOGGED.id, codes.NOT_A_NUMBER.id})
 _WAITED_FOR = frozenset({codes.CUT_LAST_LINE.id})  # while the run writes: the line may still be whole
 
-FindingKind = Literal["out_of_range", "median", "not_finite", "missing", "no_record", "conflict", "problem"]
+FindingKind = Literal[
+    "out_of_range", "median", "not_finite", "missing", "no_record", "conflict", "problem", "superseded"
+]
 _LABEL = {"fail": "FAIL  ", "error": "ERROR ", "warning": "WARNING "}
 
 
@@ -193,7 +202,6 @@ def _of_result(
 ) -> Iterator[tuple[tuple[object, ...], LiveFinding]]:
     """The certain findings of one result: its first failing step of each kind (the failing steps
     come in step order), a median's fail, a metric never logged."""
-    at = f"{r.metric} at {sk} "
     ids: dict[FindingKind, tuple[object, ...]] = {
         "missing": ("missing", r.metric),
         "not_finite": ("not_finite", r.metric),
@@ -201,74 +209,100 @@ def _of_result(
     }
     wanted = {kind for kind, identity in ids.items() if identity not in seen}
     for pt in r.failing_steps:
-        if not wanted or not h.value_certain(pt.step):
-            break  # the rest is later: no more is certain
+        if not wanted:
+            break
         kind: FindingKind = (
             "missing" if pt.value is None else "not_finite" if isinstance(pt.value, str) else "out_of_range"
         )
-        if kind not in wanted:
-            continue
-        if kind == "missing":
-            if not h.missing_certain(pt.step) or any(a <= pt.step <= b for a, b in gaps):
-                continue  # a step with no record at all is one finding of its step key
-            message = f"{at}{num(pt.step)}: not logged, and the run finished a later step"
-        elif isinstance(pt.value, str):
-            raw = run.invalid.get(r.metric, {}).get(pt.step)
-            message = f"{at}{num(pt.step)}: not a finite number: {raw if raw is not None else pt.value}"
-        elif r.verdict == "fail" and pt.value is not None:
-            near = numbers(_expectation(profile, r))
-            condition = f" ({r.condition})" if r.condition else ""
-            message = f"{at}{num(pt.step)}: {measured(pt.value, near)}; expected {r.expected}{condition}"
-        else:
-            continue
-        wanted.discard(kind)
-        verdict: Literal["fail", "error"] = "fail" if kind == "out_of_range" else "error"
-        yield (
-            ids[kind],
-            LiveFinding(
-                finding=kind,
-                verdict=verdict,
-                metric=r.metric,
-                expectation=r.expectation if kind == "out_of_range" else None,
-                step_key=sk,
-                step=pt.step,
-                value=pt.value,
-                expected=r.expected if kind == "out_of_range" else None,
-                url=r.url,
-                message=message,
-            ),
-        )
+        if kind in wanted and (found := _at_step(profile, r, sk, h, run, gaps, kind, pt)) is not None:
+            wanted.discard(kind)
+            yield ids[kind], found
     if r.verdict == "fail" and not r.failing_steps and ("median", r.metric, r.expectation) not in seen:
         # A fail of all its steps together (a median of the first steps): certain once the run
         # reached a step past them, or at the end.
         if h.values is None or (r.steps_judged == r.steps_expected and h.reached > r.steps_expected):
-            yield (
-                ("median", r.metric, r.expectation),
-                LiveFinding(
-                    finding="median",
-                    verdict="fail",
-                    metric=r.metric,
-                    expectation=r.expectation,
-                    step_key=sk,
-                    expected=r.expected,
-                    url=r.url,
-                    message=f"{r.metric}: {r.reason}; expected {r.expected}",
-                ),
-            )
+            yield ("median", r.metric, r.expectation), _finding(r, sk, "median", f"{r.metric}: {r.reason}")
     never = r.verdict == "error" and r.steps_judged == 0 and not r.failing_steps and r.metric not in run.series
     if never and h.first is not None and h.missing_certain(h.first) and ids["missing"] not in seen:
-        yield (
-            ids["missing"],
-            LiveFinding(
-                finding="missing",
-                verdict="error",
-                metric=r.metric,
-                step_key=sk,
-                step=h.first,
-                url=r.url,
-                message=f"{r.metric}: {r.reason}; the run went past {sk} {num(h.first)}",
-            ),
-        )
+        message = f"{r.metric}: {r.reason}; the run went past {sk} {num(h.first)}"
+        yield ids["missing"], _finding(r, sk, "missing", message, step=h.first)
+
+
+def _at_step(
+    profile: ProfileExport,
+    r: Result,
+    sk: str,
+    h: _Horizon,
+    run: Run,
+    gaps: list[tuple[int, int]],
+    kind: FindingKind,
+    pt: Point,
+) -> LiveFinding | None:
+    """The finding of a failing step of `kind`, or None while it is not certain: a value out of range or
+    not a finite number is certain once it is read (a later record of its step may supersede it:
+    `superseded` says so), a missing value once a later step of its step key is finished."""
+    at = f"{r.metric} at {sk} {num(pt.step)}: "
+    if kind == "missing":
+        if not h.missing_certain(pt.step) or any(a <= pt.step <= b for a, b in gaps):
+            return None  # a step with no record at all is one finding of its step key
+        return _finding(r, sk, kind, f"{at}not logged, and the run finished a later step", step=pt.step)
+    if isinstance(pt.value, str):
+        raw = run.invalid.get(r.metric, {}).get(pt.step)
+        message = f"{at}not a finite number: {raw if raw is not None else pt.value}"
+        return _finding(r, sk, kind, message, step=pt.step, value=pt.value)
+    near = numbers(_expectation(profile, r))
+    condition = f" ({r.condition})" if r.condition else ""
+    message = f"{at}{measured(pt.value or 0.0, near)}; expected {r.expected}{condition}"
+    return _finding(r, sk, kind, message, step=pt.step, value=pt.value)
+
+
+def _finding(
+    r: Result, sk: str, kind: FindingKind, message: str, *, step: int | None = None, value: Any = None
+) -> LiveFinding:
+    """A finding of result `r`: out of range and a median are fails of its expectation, the rest errors."""
+    of_expectation = kind in ("out_of_range", "median")
+    return LiveFinding(
+        finding=kind,
+        verdict="fail" if of_expectation else "error",
+        metric=r.metric,
+        expectation=r.expectation if of_expectation else None,
+        step_key=sk,
+        step=step,
+        value=value,
+        expected=r.expected if of_expectation else None,
+        url=r.url,
+        message=message if kind != "median" else f"{message}; expected {r.expected}",
+    )
+
+
+def _superseded(said: LiveFinding, verdict: Judgement, run: Run, excluded: StepRanges) -> LiveFinding | None:
+    """A value printed (out of range, or not a finite number) that a later record of its step
+    superseded (a retry, a later life), with what stands now; None while it still stands."""
+    metric, step = said.metric or "", said.step if said.step is not None else -1
+    values = run.series.get(metric)
+    if values is None or step in excluded or step not in values:
+        return None
+    now = values[step]
+    if same_value(now, float(said.value if said.value is not None else "nan")):
+        return None
+    results = [r for r in verdict.results if r.metric == metric]
+    if said.expectation is not None:
+        results = [r for r in results if r.expectation == said.expectation]
+    failing = not math.isfinite(now) or any(pt.step == step for r in results for pt in r.failing_steps)
+    shown = num(now) if math.isfinite(now) else str(point(step, now).value)
+    old = said.value if isinstance(said.value, str) else num(said.value or 0.0)
+    stands = (
+        "it fails still" if failing else "in range: the alarm is withdrawn, the verdict judges the record that stands"
+    )
+    return said.model_copy(
+        update={
+            "finding": "superseded",
+            "verdict": ("fail" if math.isfinite(now) else "error") if failing else "warning",
+            "value": point(step, now).value,
+            "message": f"{metric} at {said.step_key} {num(step)}: {old} superseded by {shown}, a later record of "
+            f"the step (a retry, or a later life); {stands}",
+        }
+    )
 
 
 def _expectation(profile: ProfileExport, r: Result) -> Expectation:
@@ -283,18 +317,30 @@ def _order(f: LiveFinding) -> tuple[int, int, str]:
 
 
 class Reported:
-    """The findings reported so far, by identity: each is reported once."""
+    """The findings reported so far, by identity: each is reported once. A value reported (out of range,
+    not a finite number) is watched: a later record of its step that supersedes it is reported too,
+    and when what stands is in range, the identity is free again for a later step."""
 
     def __init__(self) -> None:
         self.seen: set[tuple[object, ...]] = set()
+        self.values: dict[tuple[object, ...], LiveFinding] = {}  # identity -> the value finding reported
 
     def new(self, profile: ProfileExport, verdict: Judgement, run: Run, excluded: StepRanges) -> list[LiveFinding]:
         """The certain findings of `verdict` not reported before, in the order they are reported."""
         out = []
+        for identity, said in list(self.values.items()):
+            if (found := _superseded(said, verdict, run, excluded)) is not None:
+                out.append(found)
+                self.values[identity] = found
+                if found.verdict == "warning":  # withdrawn: the next value of it is news
+                    del self.values[identity]
+                    self.seen.discard(identity)
         for identity, f in findings(profile, verdict, run, excluded, self.seen):
             if identity not in self.seen:
                 self.seen.add(identity)
                 out.append(f)
+                if f.finding in ("out_of_range", "not_finite"):
+                    self.values[identity] = f
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         return [f.model_copy(update={"time": stamp}) for f in sorted(out, key=_order)]
 
