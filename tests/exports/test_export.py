@@ -26,7 +26,7 @@ from metrics_manual.exports.formats import (
     to_prometheus,
     to_yaml,
 )
-from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.model.gauges import gauge_name, no_gauge
 from metrics_manual.model.schema import (
     AtStep,
     Band,

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import click
 
-from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
+from metrics_manual.cli.common import EXIT_DRIFT, fail, format_option, root_option, show
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError, errors
 from metrics_manual.diagnostics.report import report
 from metrics_manual.exports.names import EXPORT_FORMATS, FOLDER_FORMATS, formats_in_words
+from metrics_manual.source.root import find_root
 
 
 @click.command("validate", short_help="Load and validate ranges/.")

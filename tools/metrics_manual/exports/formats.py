@@ -9,11 +9,10 @@ import json
 import re
 from typing import Any, assert_never
 
-from pydantic import BaseModel
-
-from metrics_manual.exports.gauges import gauge_name, no_gauge
 from metrics_manual.exports.grafana import to_grafana
 from metrics_manual.exports.names import FILE_FORMATS, SUFFIX
+from metrics_manual.model.gauges import gauge_name, no_gauge
+from metrics_manual.model.json_schema import schema_text
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
@@ -429,15 +428,6 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
 
 
 @functools.cache  # a model's schema is a fact of the code: mkdocs serve and the tests build many times a process
-def schema_text(model: type[BaseModel], title: str) -> str:
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **model.model_json_schema(mode="validation"),
-        "title": title,
-    }
-    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
-
-
 def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),

@@ -19,7 +19,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.model.gauges import gauge_name, no_gauge
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import FRACTION, describe, plain
 from metrics_manual.model.schema import (

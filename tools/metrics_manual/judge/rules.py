@@ -73,7 +73,7 @@ from metrics_manual.judge.verdict import (
     Verdict,
 )
 from metrics_manual.model.keys import KeySet
-from metrics_manual.model.kinds import covered_steps
+from metrics_manual.model.kinds import DEFAULT_RTOL, covered_steps
 from metrics_manual.model.phrase import count_steps, describe, measured, num
 from metrics_manual.model.schema import (
     AtStep,
@@ -103,8 +103,6 @@ from metrics_manual.runs.series import (
 )
 from metrics_manual.runs.series import counted as counts_step_by_step  # one test of counting, the gaps' too
 from metrics_manual.text import clip
-
-DEFAULT_RTOL = 0.10
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 With `watch: [ranges, templates]` in mkdocs.yml, `mkdocs serve` rebuilds on a
 YAML edit; this plugin then writes only the generated files whose content
-changed, and those writes start no second build (site/watch.py).
+changed, and those writes start no second build (serve/watch.py).
 
 `mkdocs build` fails on an invalid source. `mkdocs serve` does not: a failed build
 would leave the browser waiting for a site that never comes, so the plugin keeps
@@ -39,10 +39,10 @@ from metrics_manual.exports.names import FORMATS
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
+from metrics_manual.serve.watch import DocsWatch, watch_docs
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
-from metrics_manual.site.watch import DocsWatch, watch_docs
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
@@ -178,7 +178,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_serve(self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]) -> LiveReloadServer:
         self.serving = True  # also `mkdocs serve --clean`, which starts up as a "build"
-        self.docs_watch = watch_docs(server, self.root, config.docs_dir)  # one build per save (site/watch.py)
+        self.docs_watch = watch_docs(server, self.root, config.docs_dir)  # one build per save (serve/watch.py)
         return server
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:

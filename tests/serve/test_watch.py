@@ -1,4 +1,4 @@
-"""The watch of docs/ while serving (site/watch.py): a reader's edit asks for a build, build's own writes do not."""
+"""The watch of docs/ while serving (serve/watch.py): a reader's edit asks for a build, build's own writes do not."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEven
 from conftest import TINY_PROFILE, run_build
 from metrics_manual.build import build
 from metrics_manual.disk.switch import MANIFEST, STAGING
-from metrics_manual.site.watch import DocsWatch
+from metrics_manual.serve.watch import DocsWatch
 
 
 def watching(root: Path) -> tuple[DocsWatch, list[str]]:

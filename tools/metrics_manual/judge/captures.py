@@ -1,9 +1,8 @@
-"""`check` holds each profile against its own captures in the repository.
+"""A profile judged on its own captures in the repository (what `check` holds, and `derive` re-runs).
 
 A capture source with a SHA-256 whose file lies inside the project is a pinned capture:
 a changed file, or a range that its own captured runs break (by the rules of `judge`),
-is a finding. Captures that
-live elsewhere (the lab's) cannot be re-judged; their pages say so.
+is a finding. Captures that live elsewhere (the lab's) cannot be re-judged; their pages say so.
 """
 
 from __future__ import annotations
