@@ -11,7 +11,6 @@ import ast
 import graphlib
 import re
 
-import pytest
 from conftest import REPO
 
 PACKAGE = REPO / "tools" / "metrics_manual"
@@ -55,7 +54,7 @@ def stage(module: str) -> str:
 
 def test_no_import_circle() -> None:
     graph = imports()
-    assert "metrics_manual.exports.grafana" in graph["metrics_manual.exports.formats"]  # the walk sees lazy imports
+    assert "metrics_manual.build" in graph["metrics_manual.cli.project"]  # the walk sees lazy imports
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as err:

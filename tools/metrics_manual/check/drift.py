@@ -16,7 +16,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.disk.files import read_text
 from metrics_manual.disk.switch import MANIFEST, Plan, locked, plan, recover
-from metrics_manual.exports.formats import EXPORT_DIR
+from metrics_manual.exports.generated import EXPORT_DIR
 from metrics_manual.judge.captures import rejudge
 from metrics_manual.source.load import did_you_mean, gc_paused
 

@@ -24,7 +24,7 @@ from metrics_manual.derive.trend import trend
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
 from metrics_manual.judge.rules import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds

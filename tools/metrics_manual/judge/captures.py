@@ -12,7 +12,7 @@ from pathlib import Path
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
 from metrics_manual.judge.rules import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model.kinds import keeps_warm_up

@@ -34,9 +34,10 @@ from mkdocs.utils import CountHandler
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.switch import settle
-from metrics_manual.exports.formats import CSV_COLUMNS, STEP_RULE_FOR
+from metrics_manual.exports.csv_table import CSV_COLUMNS
 from metrics_manual.exports.names import FORMATS
 from metrics_manual.exports.profile import NO_SITE_URL
+from metrics_manual.exports.prometheus import STEP_RULE_FOR
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
 from metrics_manual.serve.watch import DocsWatch, watch_docs
