@@ -110,7 +110,7 @@ def whole_tokens(html_text: str) -> str:
     return _CODE_BLOCK.sub(tokens, html_text)
 
 
-# A drawing is finished HTML on one line of a generated page (draw.py escapes every text in it).
+# A drawing is finished HTML on one line of a generated page (site/svg.py escapes every text in it).
 # Markdown adds nothing to it and search leaves it out, yet parsing it was most of the build:
 # the plugin holds each one out of Markdown and search, and puts it back into the finished page.
 _FINISHED = re.compile(r'^<div class="mm-(?:figure|curves)" data-search-exclude>.*</div>$', re.MULTILINE)

@@ -26,8 +26,8 @@ from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Pro
 from metrics_manual.runs.series import Run
 from metrics_manual.site.audit import audit
 from metrics_manual.site.curves import page_context
-from metrics_manual.site.draw import range_drawing
 from metrics_manual.site.fieldref import field_reference
+from metrics_manual.site.range_drawing import range_drawing
 from metrics_manual.source.load import Manual
 from metrics_manual.source.reader import byte_position
 
