@@ -69,7 +69,7 @@ def test_judge_starts_without_the_source_reader_the_exports_or_yaml() -> None:
 
 
 _BUILT = (
-    "import pydantic, metrics_manual.model.schema as s, metrics_manual.judge.rules as r\n"
+    "import pydantic, metrics_manual.model.schema as s, metrics_manual.judge.verdict as r\n"
     "models = [m for mod in (s, r) for m in vars(mod).values() if isinstance(m, type) and issubclass(m, pydantic.BaseModel)]\n"
     "print(json.dumps(sorted(m.__name__ for m in models if m.__pydantic_complete__)))"
 )

@@ -26,7 +26,7 @@ from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
 from metrics_manual.model.schema import Expectation, Profile
 from metrics_manual.runs import read as runs_reader
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES, Manual, load_manual, profile_files
 from metrics_manual.source.reader import read_document, read_yaml
 

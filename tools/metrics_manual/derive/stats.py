@@ -25,7 +25,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.document import export_document
-from metrics_manual.judge.rules import judge
+from metrics_manual.judge.judging import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds
 from metrics_manual.model.kinds import DEFAULT_RTOL
@@ -46,7 +46,9 @@ from metrics_manual.model.schema import (
     Span,
     Window,
 )
-from metrics_manual.runs.series import Run, Series, named_steps
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
+from metrics_manual.runs.steps import named_steps
 from metrics_manual.source.load import Manual
 
 SECONDS = {"s", "sec", "second", "seconds"}

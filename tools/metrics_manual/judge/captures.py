@@ -13,12 +13,12 @@ from pathlib import Path
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.exports.document import export_document
-from metrics_manual.judge.rules import judge
+from metrics_manual.judge.judging import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.schema import CaptureSource, ProfileExport
 from metrics_manual.runs.capture import captures_in_repo, read_capture_run, sha256_of
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES, Manual, profile_files
 from metrics_manual.source.reader import read_document
 

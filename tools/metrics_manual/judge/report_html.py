@@ -19,7 +19,7 @@ from metrics_manual.judge.report_text import ranges, uncovered_words
 from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor, unit_domain
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.site.series_drawing import series_drawing
 from metrics_manual.text import inert
 

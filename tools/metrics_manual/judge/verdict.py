@@ -1,4 +1,4 @@
-"""The verdict of `metrics-manual judge`: the typed result its rules fill in (judge/rules.py).
+"""The verdict of `metrics-manual judge`: the typed result judge fills in (judge/judging.py).
 
 The typed result is also the JSON output (`--format json`), so its JSON Schema, published as
 docs/export/verdict.schema.json, comes from these classes.

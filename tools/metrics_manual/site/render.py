@@ -23,7 +23,7 @@ from metrics_manual.model.domain import bounds
 from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.site.audit import audit
 from metrics_manual.site.curves import page_context
 from metrics_manual.site.fieldref import field_reference
