@@ -20,8 +20,8 @@ from pathlib import Path
 
 from metrics_manual.judge.judging import judge as _judge
 from metrics_manual.judge.profile_file import ProfileFileError, read_profile_file
-from metrics_manual.judge.rules import DEFAULT_RTOL
 from metrics_manual.judge.verdict import Judgement, Result
+from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.schema import (
     AtStep,
     Band,

@@ -21,7 +21,7 @@ from metrics_manual.derive.new_profile import NewProfile, new_file, profile_text
 from metrics_manual.derive.profile_edit import NEW_FILE_INDENT, ProfileFile
 from metrics_manual.derive.stats import Derivation, Options, derive
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
 from metrics_manual.model.schema import Expectation, Profile

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
-from metrics_manual.judge.rules import DEFAULT_RTOL, Case, Failing, Tolerance, point, rule, steps_of
+from metrics_manual.judge.rules import Case, Failing, Tolerance, point, rule, steps_of
 from metrics_manual.judge.steps import Reached, covered, steps_seen, uncovered, unfinished
 from metrics_manual.judge.unearned import KeyFacts, absent
 from metrics_manual.judge.verdict import (
@@ -38,6 +38,7 @@ from metrics_manual.judge.verdict import (
     Verdict,
 )
 from metrics_manual.model.keys import KeySet
+from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import count_steps, describe
 from metrics_manual.model.schema import Expectation, MetricExport, ProfileExport
 from metrics_manual.runs.renames import fold

@@ -34,8 +34,6 @@ from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median
 from metrics_manual.runs.series import Series
 from metrics_manual.runs.steps import named_steps
 
-DEFAULT_RTOL = 0.10
-
 
 @dataclass
 class Case:
