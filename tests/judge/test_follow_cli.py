@@ -108,9 +108,10 @@ def test_json_lines_as_the_run_writes_then_judges_verdict_on_sigterm(project: Pa
     assert verdict == json.loads(judged.stdout)
     assert code == judged.returncode == 1
     assert "ended (SIGTERM received)" in "".join(follow.err)
-    # Each finding arrived after the record that made it certain (the next step) and soon after it.
+    # Each finding arrived after the record that made it certain (its own: a value written is certain)
+    # and soon after it.
     for (arrived, _), f in zip(follow.lines, found):
-        certain = written[(f["step_key"], f["step"] + 1)]
+        certain = written[(f["step_key"], f["step"])]
         assert 0 < arrived - certain < LATENCY_BOUND, (f, arrived - certain)
 
 

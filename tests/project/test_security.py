@@ -219,6 +219,7 @@ def poisoned_sources() -> tuple[str, str, set[str]]:
     cited = {"path": "p.py", "symbol": "f", "line": 1, "evidence": "e"}
     metric.update(unit="u", origin={**cited, "computed": "c", "logged": "l", "named_at": dict(cited)})
     metric["lab_vs_code"] = [{"lab": "l", "code": "c"}]
+    metric["idle"] = {"value": 0, "when": metric["key"], "equals": 0, "why": "w", "at": dict(cited)}
     catalog["sections"][1]["metrics"][2]["not_logged"] = "n"  # train/weight/*: no profile ranges it
     profile["sources"]["log"] = {"kind": "log", "path": "x.log"}
     profile["sources"]["code"]["note"] = "n"

@@ -244,7 +244,7 @@ CATALOG_CASES = [
         "bad key",
         "key: train/grad_norm",
         "key: Train grad norm",
-        f"{C}:16:14: error: key: String should match pattern '^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\\-]|\\{{[a-z_]+\\}})+)+(/\\*)?$', got 'Train grad norm' [MM105]",
+        f"{C}:16:14: error: key: String should match pattern '^([a-z][a-z0-9_]*|\\{{[a-z_]+\\}})(/([A-Za-z0-9_@.\\-]|\\{{[a-z_]+\\}})+)+(/\\*)?$', got 'Train grad norm' [MM105]",
     ),
     (
         "family without members",

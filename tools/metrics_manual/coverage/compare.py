@@ -11,7 +11,7 @@ from pathlib import Path
 
 from metrics_manual.coverage.checkout import head_commit
 from metrics_manual.coverage.scan import Emission, Scan, Unread
-from metrics_manual.model.keys import is_pattern, overlap
+from metrics_manual.model.keys import is_pattern, leading_hole, overlap
 from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
 
 
@@ -107,13 +107,19 @@ def documented_keys(catalog: Catalog) -> list[tuple[str, Metric]]:
     return [(k, m) for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
 
 
+def _overlap(a: str, b: str) -> bool:
+    """`overlap`, where a key of a placeholder namespace (`{adapter}/log_probs`) names only such keys: the
+    scan reads a key of a concrete namespace (`rollout/log_probs`) as that namespace's, never an adapter's."""
+    return leading_hole(a) == leading_hole(b) and overlap(a, b)
+
+
 def _known(key: str, entries: list[KnownKey]) -> str | None:
-    return next((e.reason for e in entries if overlap(e.key, key)), None)
+    return next((e.reason for e in entries if _overlap(e.key, key)), None)
 
 
 def _covers(doc: str, e: Emission) -> bool:
     # An open pattern (`perf/{key}_time` over a timer's dict) stands for its family, never for one key.
-    return overlap(doc, e.key) and (not e.open or is_pattern(doc))
+    return _overlap(doc, e.key) and (not e.open or is_pattern(doc))
 
 
 def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path) -> Result:
@@ -125,7 +131,7 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
     timed = scan.timed_not_logged()
     out = Result(commit=head_commit(root), catalog_commit=catalog.code.commit, not_read=list(scan.unreadable))
     for key, where in sorted(emitted.items()):
-        if any(overlap(d, key) for d, _ in docs + old):
+        if any(_overlap(d, key) for d, _ in docs + old):
             continue
         first = where[0]
         reason = _known(key, known.undocumented) or _known(key, known.exceptions)
@@ -155,7 +161,7 @@ def compare(catalog: Catalog, coverage: Coverage | None, scan: Scan, root: Path)
     for key, where in sorted(timed.items()):
         first = where[0]
         runs = tuple(dict.fromkeys(p for e in where for p in e.runs_in))
-        entries = [m for d, m in docs if overlap(d, key)]
+        entries = [m for d, m in docs if _overlap(d, key)]
         marked = bool(entries) and all(m.not_logged for m in entries)
         out.timed_not_logged.append(Timed(key, first.path, first.line, first.symbol, runs, bool(entries), marked))
     return out

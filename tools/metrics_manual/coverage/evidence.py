@@ -27,16 +27,16 @@ from metrics_manual.text import clip, shown, shown_path
 
 @dataclass(frozen=True)
 class Place:
-    """One origin or named_at of one catalog entry."""
+    """One origin, named_at or idle `at` of one catalog entry."""
 
     key: str
-    part: str  # "origin" or "named_at"
+    part: str  # "origin", "named_at" or "idle"
     loc: Loc  # its mapping in the catalog
     cited: Origin | NamedAt
 
 
 def places(catalog: Catalog) -> Iterator[Place]:
-    """Every origin and named_at of the catalog, in its order."""
+    """Every origin, named_at and idle `at` of the catalog, in its order."""
     for si, section in enumerate(catalog.sections):
         for mi, metric in enumerate(section.metrics):
             if metric.origin is None:
@@ -45,6 +45,8 @@ def places(catalog: Catalog) -> Iterator[Place]:
             yield Place(metric.key, "origin", loc, metric.origin)
             if metric.origin.named_at is not None:
                 yield Place(metric.key, "named_at", (*loc, "named_at"), metric.origin.named_at)
+            if metric.idle is not None:
+                yield Place(metric.key, "idle", ("sections", si, "metrics", mi, "idle", "at"), metric.idle.at)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ def new_file(root: Path, profile_id: str) -> Path:
 
 def run_steps(run: Run) -> int:
     """How many steps a run reached: the most of any of its step keys (else of any metric's)."""
-    counts = [len(run.reached(sk)) for sk in set(run.step_keys.values())]
+    counts = [len(run.reached(sk)) for sk in run.all_step_keys()]
     return max(counts or [len(series) for series in run.series.values()], default=0)
 
 

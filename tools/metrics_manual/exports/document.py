@@ -31,6 +31,7 @@ def export_document(manual: Manual, profile: Profile, site_url: str | None) -> P
                     url=metric_url(site_url, section.id, m.anchor),
                     not_logged=m.not_logged,
                     renamed_from=m.renamed_from,
+                    idle=m.idle,
                     expectations=profile.expectations.get(m.key, []),
                 )
             )

@@ -125,7 +125,7 @@ class _Horizon:
 def _horizons(verdict: Judgement, run: Run) -> dict[str, _Horizon]:
     """Per step key the run reached steps of, where certainty ends (from the verdict's unfinished steps)."""
     out = {}
-    for sk in sorted(set(run.step_keys.values())):
+    for sk in run.all_step_keys():
         reached = run.reached(sk)
         if not reached:
             continue
@@ -307,8 +307,7 @@ def _superseded(said: LiveFinding, verdict: Judgement, run: Run, excluded: StepR
 
 def _expectation(profile: ProfileExport, r: Result) -> Expectation:
     """The expectation a result judged (a family's member shares its family's)."""
-    m = next(m for m in profile.metrics if r.metric == m.key or r.metric in m.members)
-    return m.expectations[r.expectation]
+    return profile.metric(r.metric).expectations[r.expectation]
 
 
 def _order(f: LiveFinding) -> tuple[int, int, str]:

@@ -8,7 +8,14 @@ Besides (docs/judging.md states them in these words):
 - nothing judged: a run where no expectation is judged is no pass: exit 1, and the summary says why;
 - an error beside a fail: an expectation that is an error is still held to its rule over the finite
   values read at the steps it covers; where they fail it, its failing steps and its reason say so
-  (the values read fail it too), so an error never hides a fail.
+  (the values read fail it too), so an error never hides a fail;
+- a pattern: a range of a key written as a pattern (`{adapter}/log_probs`, `eval/{dataset}`) is
+  judged on every key of the run it stands for (each multi-LoRA adapter, each dataset), each on its
+  own step key (an adapter's `{adapter}/step`); a run that logged none of them misses it;
+- an idle value: at a step where the key the catalog's `idle` names (`when`) has its value
+  (`equals`), the metric's value equal to the idle `value` is what Miles logs where nothing was
+  stepped (train/grad_norm 0.0 of a multi-LoRA batch in which no adapter steps): it is not judged
+  there, and is named, never a fail; any other value there is judged.
 """
 
 from __future__ import annotations
@@ -37,9 +44,9 @@ from metrics_manual.judge.verdict import (
     UnknownKeys,
     Verdict,
 )
-from metrics_manual.model.keys import KeySet
+from metrics_manual.model.keys import KeySet, is_pattern, namespaces
 from metrics_manual.model.kinds import DEFAULT_RTOL
-from metrics_manual.model.phrase import count_steps, describe
+from metrics_manual.model.phrase import count_steps, describe, num
 from metrics_manual.model.schema import Expectation, MetricExport, ProfileExport
 from metrics_manual.runs.renames import fold
 from metrics_manual.runs.run import Run, gap_findings
@@ -52,8 +59,10 @@ NOT_YET = "the step may still be being written"
 
 
 def judged_keys(profile: ProfileExport) -> set[str]:
-    """The keys whose values a judgement reads: read_run(keys=...) keeps only these."""
-    return {k for m in profile.metrics if m.expectations for k in (m.members or [m.key])}
+    """The keys whose values a judgement reads (a pattern: every key it stands for; an idle value's
+    key that tells): read_run(keys=...) keeps only these."""
+    ranged = [m for m in profile.metrics if m.expectations]
+    return {k for m in ranged for k in (m.members or [m.key])} | {m.idle.when for m in ranged if m.idle}
 
 
 def judge(
@@ -137,7 +146,7 @@ def _metrics(
                 reason = f"the profile gives no range ({logged})"
                 not_judged.append(NotJudged(metric=key, reason=reason, no_range=True, logged=seen))
             continue
-        for key in keys:
+        for key in instances(keys, run):
             facts = KeyFacts(key, run, excluded)
             covers: list[list[int]] = []
             for i, e in enumerate(m.expectations):
@@ -151,13 +160,28 @@ def _metrics(
     return results, not_judged, uncovered_keys
 
 
+def instances(keys: list[str], run: Run) -> list[str]:
+    """The keys a metric's range is judged on: each key of `keys`, a pattern (`{adapter}/log_probs`,
+    `eval/{dataset}`) as every key of the run it stands for (each adapter, each dataset), or as
+    itself when the run logged none (then it is missing)."""
+    out: list[str] = []
+    for key in keys:
+        if not is_pattern(key):
+            out.append(key)
+            continue
+        one = KeySet([key], namespaces(run.step_keys))
+        found = sorted(k for k in run.series if one.match(k) is not None and run.step_key(k) != k)
+        out += found or [key]
+    return out
+
+
 def _unknown(profile: ProfileExport, run: Run) -> tuple[list[NotJudged], UnknownKeys, int]:
     """Keys the catalog does not document (patterns such as eval/{dataset} included): a run from a
     newer Miles shows what the manual lacks. Named up to a cap, then counted; and how many are only
     counted. Former names (renamed_from) are documented too: the entry says what they were."""
     renames = profile.renames()
     documented = [*(k for m in profile.metrics for k in (m.key, *m.members)), *run.step_keys.values(), *renames]
-    catalog = KeySet(documented)
+    catalog = KeySet(documented, namespaces(run.step_keys))
     unknown = [clip(key) for key in sorted({*run.series, *run.unread}) if catalog.match(key) is None]
     named = [NotJudged(metric=key, reason="not in the manual's catalog") for key in unknown[:UNKNOWN_SHOWN]]
     # The rest are counted in unknown_keys (past the reader's cap, about how many: run.unread_beyond),
@@ -285,6 +309,7 @@ def _one(
             return None, [t.not_judged(why)], []
         return t.result(expected_count, verdict, 0, why, Observed()), [], []
     steps, skipped = _judged_steps(t, steps, reached[-1], sk, left_open.get(sk or ""))
+    steps = _not_idle(t, steps, skipped)
     errors = facts.errors()
     if not steps and not errors:
         if not skipped:
@@ -346,6 +371,26 @@ def _judged_steps(
         steps = [s for s in steps if s != step]
         skipped.append(t.not_judged(f"not judged at step {step}: {NOT_YET} ({why})"))
     return steps, skipped
+
+
+def _not_idle(t: _Target, steps: list[int], skipped: list[NotJudged]) -> list[int]:
+    """The steps less those where the metric logged its idle value (the catalog's `idle`: nothing was
+    stepped there, as the key that tells says at the same step), each named as not judged."""
+    idle = t.m.idle
+    tells = t.run.series.get(idle.when) if idle is not None else None
+    if idle is None or not tells:
+        return steps
+    values = t.run.series[t.key]
+    idle_at = [s for s in steps if s in tells and tells[s] == idle.equals and values.get(s) == idle.value]
+    if not idle_at:
+        return steps
+    why = (
+        f"not judged at {named_steps(idle_at)}: {idle.when} is {num(idle.equals)} there, so nothing was stepped "
+        f"and {t.key} {num(idle.value)} is no measurement (the catalog's idle: {idle.at.symbol})"
+    )
+    skipped.append(t.not_judged(why))
+    out = set(idle_at)
+    return [s for s in steps if s not in out]
 
 
 def _missing(missing: list[int], first: range, first_count: int, sk: str | None, start: int, run: Run) -> list[str]:

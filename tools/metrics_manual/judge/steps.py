@@ -33,7 +33,7 @@ from metrics_manual.runs.steps import counted as counts_step_by_step  # one test
 
 def steps_seen(run: Run, reached: Reached) -> dict[str, StepsSeen]:
     out = {}
-    for sk in sorted(set(run.step_keys.values())):
+    for sk in run.all_step_keys():
         logged, filled, _ = reached.step_gaps(sk)
         if logged:
             out[sk] = StepsSeen(
@@ -102,7 +102,7 @@ def unfinished(run: Run, reached: Reached, live: bool) -> dict[str, tuple[int, s
     live (--live: it may still be writing that step), else when a file's last line is cut."""
     if live:
         out = {}
-        for sk in sorted(set(run.step_keys.values())):
+        for sk in run.all_step_keys():
             if steps := reached[sk]:
                 out[sk] = (steps[-1], "the run is judged live, --live")
         return out

@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from metrics_manual.model.keys import KeySet, is_pattern
+from metrics_manual.model.keys import KeySet, is_pattern, namespaces
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that change the order text shows in, or show nothing: bidi embeddings, overrides and isolates,
@@ -49,16 +49,22 @@ def _one_line(text: str) -> str:
 Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_one_line)]
 # The patterns of the model, once: the schemas carry them, and the field reference says them in words.
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-NAMESPACE_PATTERN = r"^[a-z][a-z0-9_]*$"
+# A namespace, or a placeholder namespace whose first segment is a hole (`{adapter}`, `{adapter}/perf`):
+# the keys each multi-LoRA adapter logs under its own name.
+NAMESPACE_PATTERN = r"^([a-z][a-z0-9_]*|\{[a-z_]+\}(/[a-z][a-z0-9_]*)?)$"
 METRIC_KEY_PATTERN = r"^[a-z][a-z0-9_]*(/[A-Za-z0-9_@.\-]+)+(/\*)?$"
-# A key or a pattern of keys: `{name}` holes stand for any text inside one segment (`eval/{dataset}`).
-KEY_PATTERN_PATTERN = r"^[a-z][a-z0-9_]*(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$"
+# A key or a pattern of keys: `{name}` holes stand for any text inside one segment (`eval/{dataset}`,
+# `{adapter}/log_probs`).
+KEY_PATTERN_PATTERN = r"^([a-z][a-z0-9_]*|\{[a-z_]+\})(/([A-Za-z0-9_@.\-]|\{[a-z_]+\})+)+(/\*)?$"
+# The key that holds a namespace's step: a metric key, or a placeholder namespace's own (`{adapter}/step`).
+STEP_KEY_PATTERN = r"^([a-z][a-z0-9_]*|\{[a-z_]+\})(/[A-Za-z0-9_@.\-]+)+$"
 URL_PATTERN = r"^https?://[^\s()<>`|]+$"
 COMMIT_PATTERN = r"^[0-9a-f]{7,40}$"
 
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 MetricKey = Annotated[str, StringConstraints(pattern=METRIC_KEY_PATTERN)]
 KeyPattern = Annotated[str, StringConstraints(pattern=KEY_PATTERN_PATTERN)]
+StepKey = Annotated[str, StringConstraints(pattern=STEP_KEY_PATTERN)]
 Url = Annotated[str, StringConstraints(pattern=URL_PATTERN)]
 Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -169,6 +175,22 @@ class Origin(Strict):
         return self.evidence is not None
 
 
+class Idle(Strict):
+    """The value a metric logs at a step where nothing was stepped, told by another key's value at that
+    step: not a measurement, so judge does not judge it there (docs/judging.md)."""
+
+    value: Number = Field(description="The value the metric logs then.", examples=[0])
+    when: MetricKey = Field(
+        description="The key whose value at the same step says nothing was stepped.", examples=["example/n_stepped"]
+    )
+    equals: Number = Field(description="That key's value then.", examples=[0])
+    why: Text = Field(
+        description="What happened at such a step, as read in the code.",
+        examples=["no slot stepped in the batch: the step returns the max over the stepped slots, 0.0 when none"],
+    )
+    at: NamedAt = Field(description="Where the Miles code logs the value then.")
+
+
 class LabVsCode(Strict):
     """One place where the lab's words about a metric and what the code does disagree."""
 
@@ -239,6 +261,11 @@ class Metric(Strict):
     renamed_from: list[Rename] = Field(
         default_factory=list,
         description="Keys it was logged as before Miles renamed it: their anchors, search and judge lead here.",
+    )
+    idle: Idle | None = Field(
+        None,
+        description="The value it logs where nothing was stepped (another key's value at that step tells): "
+        "judge does not judge it there.",
     )
     domain: Domain | None = Field(
         None,
@@ -312,12 +339,22 @@ class Catalog(Strict):
 
     title: Text = Field(description="Title of the reference page.", examples=["My metrics"])
     code: CodeRepository = Field(description="The code the metric origins were read from.")
-    step_keys: dict[Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)], MetricKey] = Field(
+    step_keys: dict[Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)], StepKey] = Field(
         default_factory=dict,
-        description="Namespace of keys -> the key that holds their step.",
-        examples=[{"example": "example/step"}],
+        description="Namespace of keys -> the key that holds their step. A placeholder namespace (`{adapter}`, "
+        "`{adapter}/perf`) stands for every first segment a concrete namespace does not take; its step key may "
+        "name the hole (`{adapter}/step`: each adapter's own).",
+        examples=[{"example": "example/step", "{adapter}": "{adapter}/step"}],
     )
     sections: list[Section] = Field(min_length=1, description="The sections of the reference page, in order.")
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> Self:
+        for ns, key in self.step_keys.items():
+            hole = ns.split("/", 1)[0]
+            if is_pattern(key) and key.split("/", 1)[0] != hole:
+                raise ValueError(f"step key {key!r} of namespace {ns!r}: only its namespace's own hole may be in it")
+        return self
 
 
 def metric_anchor(key: str) -> str:
@@ -602,7 +639,7 @@ class ProfileInfo(Strict):
 class Profile(ProfileInfo):
     """A profile: one setup, where its numbers come from, and the expected values of its metrics."""
 
-    expectations: dict[MetricKey, list[Expectation]] = Field(
+    expectations: dict[KeyPattern, list[Expectation]] = Field(
         default_factory=dict,
         description=(
             "Per metric key of the catalog: its expectations on this setup (a band, median, exact value or presence)."
@@ -633,6 +670,10 @@ class MetricExport(Strict):
         default_factory=list,
         description="Keys it was logged as before Miles renamed it: judge reads a run's values under them as this key.",
     )
+    idle: Idle | None = Field(
+        None,
+        description="The value it logs where nothing was stepped (the catalog's `idle`): judge does not judge it there.",
+    )
     expectations: list[Expectation] = Field(
         default_factory=list, description="Its expectations on this profile; empty when it has no range."
     )
@@ -660,7 +701,7 @@ class ProfileExport(Strict):
 
     schema_version: Literal[1] = Field(description="Version of this format; changes only when a reader must change.")
     profile: ProfileInfo = Field(description="The profile: setup, sources and notes.")
-    step_keys: dict[str, MetricKey] = Field(
+    step_keys: dict[str, StepKey] = Field(
         default_factory=dict,
         description="Namespace of keys -> the key that holds their step (the catalog's): what judge needs to "
         "place a value at its step without the project.",
@@ -679,7 +720,7 @@ class ProfileExport(Strict):
         """The catalog entry of `key`: a metric, a member of a family, or a key a pattern such as
         `eval/{dataset}` stands for. UnknownMetric (a KeyError) when the catalog documents no such key."""
         documented = {k: m for m in self.metrics for k in (m.key, *m.members)}
-        found = key if key in documented else KeySet(documented).match(key)
+        found = key if key in documented else KeySet(documented, namespaces(self.step_keys)).match(key)
         if found is None:
             raise UnknownMetric(key, self.profile.id, list(documented))
         return documented[found]

@@ -42,6 +42,7 @@ from typing import Any
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.model.keys import KeySet, is_pattern, namespaces, step_key_of
 from metrics_manual.runs.series import Series, TimedSeries
 from metrics_manual.runs.values import shown
 
@@ -133,10 +134,13 @@ class Collector:
         name, placed by its current key's step key, and folded into the current key by runs/renames.py."""
         self.step_keys = dict(step_keys)
         self.renames = dict(renames or {})
-        self.step_key_set = set(self.step_keys.values())
-        self.keys = None if keys is None else set(keys) | self.step_key_set
+        # The step keys: the catalog's, and each adapter's (`lora_a/step`) once a record names it.
+        self.step_key_set = {sk for sk in self.step_keys.values() if not is_pattern(sk)}
+        self.keys = None if keys is None else set(keys) | set(self.step_keys.values())
         if self.keys is not None:
             self.keys |= {old for old, new in self.renames.items() if new in self.keys}
+        # Kept keys written as patterns (`{adapter}/log_probs`): each key they stand for is kept.
+        self.key_patterns = KeySet((k for k in self.keys or () if is_pattern(k)), namespaces(self.step_keys))
         self.unread: set[str] = set()
         self.unread_past: set[int] = set()  # hashes of the unread keys past KEYS_KEPT, up to KEYS_COUNTED
         self.problems: list[Finding] = []
@@ -188,6 +192,7 @@ class Collector:
         for where, relogged in other._relogged.items():  # keyed by the file; copied: `finish` adds to them
             self._relogged[where] = set(relogged)
         self.cut_files += other.cut_files
+        self.step_key_set |= other.step_key_set  # an adapter's step key it found
         for key, sk in other.other_step.items():
             self.other_step.setdefault(key, sk)
         self.note_unread(other.unread)
@@ -226,10 +231,24 @@ class Collector:
         return sk
 
     def _place(self, key: str) -> str | None:
-        """`step_key`'s answer, worked out (not cached, `key` not noted)."""
-        named = self.renames.get(key, key)
-        sk = None if key in self.step_key_set else self.step_keys.get(named.split("/", 1)[0])
-        return None if sk is not None and self.keys is not None and key not in self.keys else sk
+        """`step_key`'s answer, worked out (not cached, `key` not noted). An adapter's step key
+        (`lora_a/step`, the catalog's `{adapter}/step`) joins the step keys here."""
+        if key in self.step_key_set:
+            return None
+        sk = step_key_of(self.renames.get(key, key), self.step_keys)
+        if sk == key:
+            self.step_key_set.add(key)
+            return None
+        return None if sk is not None and not self._keeps(key) else sk
+
+    def _keeps(self, key: str) -> bool:
+        """Whether `key`'s values are kept (`keys`, its patterns included)."""
+        keep = self.keys
+        return (
+            keep is None
+            or key in keep
+            or (bool(self.key_patterns.patterns) and self.key_patterns.match(key) is not None)
+        )
 
     def kept(self, metrics: Mapping[str, Any], note: bool = True) -> Mapping[str, str | None]:
         """The keys of a record whose values are read, in the record's order, each with its step key
@@ -252,9 +271,9 @@ class Collector:
         return plan.kept
 
     def _plan(self, shape: tuple[str, ...]) -> _Plan:
-        keep, kept, unread = self.keys, {}, []
+        kept, unread = {}, []
         for key in shape:
-            if keep is None or key in keep:
+            if self._keeps(key):
                 sk = kept[key] = self._place(key)
                 if sk is None and key not in self.step_key_set:
                     unread.append(key)  # a kept key of no known namespace
@@ -362,7 +381,7 @@ class Collector:
                 out.series[key], conflicts, relogged = _merge(parts)
                 if conflicts:
                     out.conflicts[key] = conflicts
-                sk = self.placed.get(key) or self.step_keys.get(self.renames.get(key, key).split("/", 1)[0], "")
+                sk = self.placed.get(key) or step_key_of(self.renames.get(key, key), self.step_keys) or ""
                 for path, steps in relogged.items():
                     self._relogged.setdefault((path, sk), set()).update(steps)
         out.relogged = {k: sorted(v) for k, v in self._relogged.items()}

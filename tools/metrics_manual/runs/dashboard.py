@@ -70,6 +70,7 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
         out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)
         return False
     out.at(record.get("ts"))
+    out.kept(metrics, False)  # first: an adapter's step key (lora_a/step) joins the step keys
     step_key_set = out.step_key_set
     own_key, own_raw = record.get("step_key"), record.get("step")
     own_step = as_step(own_raw)

@@ -69,6 +69,7 @@ def metric(event: dict[str, Any], n: int, rel: str, out: Collector, missing_step
         return
     attempt = event.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 0 else 0
+    out.kept(metrics, False)  # first: an adapter's step key (lora_a/step) joins the step keys
     steps: dict[str, int] = {}  # each step key's step, read once a record (not once a value)
     for own in out.step_key_set:  # a step key whose value is no step spoils the record
         raw = metrics.get(own)

@@ -268,7 +268,7 @@ def assemble(
     if out.cut_files:
         # A cut last line may hold any metric of the step being written: the run's last step of
         # each step key is unfinished, so a value missing there is no error.
-        for sk in sorted(set(step_keys.values())):
+        for sk in run.all_step_keys():
             if reached := run.reached(sk):
                 run.unfinished[sk] = reached[-1]
     return run

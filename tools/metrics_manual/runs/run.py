@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.model.keys import concrete_step_keys, step_key_of
 from metrics_manual.runs.series import Series
 from metrics_manual.runs.steps import StepGaps, StepRanges, gaps, split_gaps
 
@@ -62,8 +63,14 @@ class Run:
         return sorted(self.series.get(key, {}))
 
     def step_key(self, key: str) -> str | None:
-        """The key that holds `key`'s step, from its namespace (train/grad_norm -> train/step)."""
-        return self.step_keys.get(key.split("/", 1)[0])
+        """The key that holds `key`'s step, from its namespace (train/grad_norm -> train/step; an
+        adapter's lora_a/log_probs -> lora_a/step: model/keys.py step_key_of)."""
+        return step_key_of(key, self.step_keys)
+
+    def all_step_keys(self) -> list[str]:
+        """Every step key of the run, in order: the catalog's, a placeholder's (`{adapter}/step`) for
+        each adapter the run logged."""
+        return concrete_step_keys(self.step_keys, self.series)
 
     def logged_steps(self, step_key: str) -> list[int]:
         """Every step of `step_key` at which the run logged anything, in order."""
@@ -108,7 +115,7 @@ def gap_findings(
     for the steps filled in (the expectations covering them are errors), an error for the rest."""
     out = []
     where = run.where()
-    for sk in sorted(set(run.step_keys.values())):
+    for sk in run.all_step_keys():
         logged, filled, beyond = (step_gaps or run.step_gaps)(sk)
         if excluded:
             filled = [g for g in filled if not excluded.covers(g.start, g[-1])]

@@ -18,6 +18,7 @@ from metrics_manual.model.schema import (
     METRIC_KEY_PATTERN,
     NAMESPACE_PATTERN,
     SLUG_PATTERN,
+    STEP_KEY_PATTERN,
     URL_PATTERN,
     Catalog,
     Coverage,
@@ -31,6 +32,7 @@ _PATTERNS = {
     URL_PATTERN: "URL",
     NAMESPACE_PATTERN: "namespace",
     METRIC_KEY_PATTERN: "metric key",
+    STEP_KEY_PATTERN: "step key",
 }
 
 
