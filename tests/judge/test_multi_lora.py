@@ -120,3 +120,23 @@ def test_an_adapter_key_is_no_concrete_namespace_s(profile: ProfileExport) -> No
     assert profile.metric("math/raw_reward_mean").key == "{adapter}/raw_reward_{stat}"
     with pytest.raises(KeyError):
         profile.metric("train/raw_reward_mean")
+
+
+def test_derive_ranges_a_pattern_for_all_adapters(tmp_path: Path) -> None:
+    """derive makes the range of `{adapter}/raw_reward_{stat}` from every adapter's values, each key of
+    each run a run of its own; an exact value is checked on each adapter; an idle value is left out."""
+    from metrics_manual.derive.stats import Options, derive
+    from metrics_manual.source.load import load_manual
+
+    manual = load_manual(judged_project(tmp_path / "p", CATALOG, PROFILE))
+    profile = manual.profile("judged")
+    run = read_run([RUN], manual.catalog.step_keys)
+    outcomes = {(o.key, o.index): o for o in derive(manual, profile, {"seed-1": run}, Options()).outcomes}
+    band = outcomes[("{adapter}/raw_reward_{stat}", 0)]
+    values = [v for k, v in run.series.items() if k.split("/")[1].startswith("raw_reward_") for v in v.values()]
+    assert band.problems == [] and band.values is not None
+    assert band.values["min"] <= min(values) and band.values["max"] >= max(values) > 0.85  # code's max too
+    grad = outcomes[("train/grad_norm", 0)]  # the idle 0.0 of no adapter's step is no value of its band
+    assert grad.values is not None and grad.values["min"] > 1 and grad.summary.startswith("8 values")
+    queue = outcomes[("{adapter}/perf/queue_length", 0)]
+    assert queue.problems == [] and not queue.violation  # 1 at every step of both adapters

@@ -25,9 +25,10 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.exports.document import export_document
-from metrics_manual.judge.judging import judge
+from metrics_manual.judge.judging import instances, judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds
+from metrics_manual.model.keys import KeySet, is_pattern, step_key_of
 from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.model.schema import (
@@ -38,6 +39,7 @@ from metrics_manual.model.schema import (
     Exact,
     Expectation,
     FirstSteps,
+    Idle,
     Median,
     Metric,
     Presence,
@@ -289,6 +291,7 @@ class Options:
     method: Method = field(default_factory=lambda: Method.parse(DEFAULT_METHOD))
     digits: int = 3
     run_steps: int | None = None  # the setup's steps: how far a proposal covers
+    idle: Mapping[str, Idle] = field(default_factory=dict)  # key -> the catalog's idle: not a measurement there
 
 
 def _finite(runs: dict[str, list[float]]) -> list[str]:
@@ -304,7 +307,7 @@ class _Covered(NamedTuple):
     missing: list[int]  # the judged steps with no value (a gap in the metric's log)
 
 
-def _covered(run: Run, key: str, span: Span, skip_first: int) -> _Covered:
+def _covered(run: Run, key: str, span: Span, skip_first: int, idle: Idle | None = None) -> _Covered:
     """The steps of the run `span` covers, the values there, and the steps with none.
 
     The steps are `kinds.covered_steps` (the slicing `judge` and `check` use) of the steps the run
@@ -316,6 +319,8 @@ def _covered(run: Run, key: str, span: Span, skip_first: int) -> _Covered:
     count = len(kinds.covered_steps(span, reached)[0])
     steps, _ = kinds.covered_steps(span, reached, warm_up=skip_first)
     series: Mapping[int, float] = run.series.get(key) or {}
+    if idle is not None and (tells := run.series.get(idle.when)):  # as judge: no measurement there
+        steps = [s for s in steps if not (tells.get(s) == idle.equals and series.get(s) == idle.value)]
     if isinstance(series, Series):  # one dict, built at C speed: a long run has 100,000 steps to look up
         series = series.as_dict()
     sk = run.step_key(key)
@@ -354,7 +359,7 @@ def _gather(runs: dict[str, Run], key: str, span: Span, o: Options) -> _Gathered
     counts = []
     problems = []
     for name, run in runs.items():
-        c = _covered(run, key, span, o.skip_first)
+        c = _covered(run, key, span, o.skip_first, o.idle.get(key))
         points[name] = c.points
         counts.append(c.covers)
         problem = _missing(name, key, run, c)
@@ -543,19 +548,42 @@ def _listed(values: list[float], digits: int) -> str:
 
 
 def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[str, int], Result]]) -> Derived:
-    """An exact value or a presence, held against every run by the judge's rules; never rewritten."""
+    """An exact value or a presence, held against every run by the judge's rules (a pattern: on every key
+    of the run it stands for, each adapter's); never rewritten."""
     out = Derived(key, i, e.kind, "")
+    one = KeySet([key])
     for name, results in judged.items():
-        r = results.get((key, i))
-        if r is None:
+        found = [r for (metric, j), r in results.items() if j == i and (metric == key or one.match(metric))]
+        if not found:
             out.problems.append(f"run {name!r} could not be judged on it")
-        elif r.verdict != "pass":
-            out.problems.append(f"run {name!r} breaks it ({r.verdict}): {r.reason}")
+        for r in found:
+            if r.verdict != "pass":
+                breaks = f" on {r.metric}" if r.metric != key else ""
+                out.problems.append(f"run {name!r} breaks it{breaks} ({r.verdict}): {r.reason}")
     out.violation = bool(out.problems)
     out.summary = (
         "holds in every run" if not out.problems else "broken; left for the maintainer to decide, not rewritten"
     )
     return out
+
+
+def _instances(key: str, runs: dict[str, Run]) -> dict[str, Run]:
+    """The runs a range of `key` is derived from: for a pattern (`{adapter}/log_probs`), each key of each
+    run it stands for, as a run of its own (`seed-1 math/log_probs`) holding it under the pattern's name and its
+    step key under the pattern's step key: a range for all adapters is made of every adapter's values."""
+    if not is_pattern(key):
+        return runs
+    out = {}
+    for name, run in runs.items():
+        wanted = step_key_of(key, run.step_keys)
+        for k in instances([key], run):
+            if k == key:
+                continue  # the run logged none of them: it lacks the metric, as _missing says
+            sk = run.step_key(k)
+            series = {key: run.series[k], **({wanted: run.series[sk]} if wanted and sk in run.series else {})}
+            unfinished = {wanted: run.unfinished[sk]} if wanted and sk in run.unfinished else {}
+            out[f"{name} {k}"] = replace(run, series=series, unfinished=unfinished)
+    return out or runs
 
 
 def _domain(metrics: dict[str, Metric], key: str) -> Domain:
@@ -610,13 +638,14 @@ def derive(
             k for k, m in metrics.items() if k not in profile.expectations and _rangeable(m) and k in logged
         ]
     result = Derivation()
-    options = replace(options, run_steps=profile.setup.steps)
+    idle = {k: m.idle for m in metrics.values() if m.idle for k in (m.key, *m.members)}
+    options = replace(options, run_steps=profile.setup.steps, idle=idle)
     for key in keys:
         if key not in metrics and key not in members:
             raise UsageError(f"--metric {key!r} is not in the catalog")
         expectations: list[Expectation] = list(profile.expectations.get(key, []))
         for i, e in enumerate(expectations):
-            result.outcomes.append(_outcome(key, i, e, runs, options, judged, _domain(metrics, key)))
+            result.outcomes.append(_outcome(key, i, e, _instances(key, runs), options, judged, _domain(metrics, key)))
         if not expectations:
             metric = metrics.get(key)
             if metric is not None and metric.members:
