@@ -196,6 +196,29 @@ def append(container: CommentedMap | CommentedSeq, key: Any, value: Any) -> None
         tokens[i] = CommentToken(old + tail, CommentMark(0), None)
 
 
+_KEY_OPENS = re.compile(r"^( *)[^ #-][^#]*:$")
+_ITEM = re.compile(r"^( *)- ")
+_KEY = re.compile(r"^( *)[^ #-]")
+
+
+def _layout(lines: list[str]) -> Indent | None:
+    """The file's layout as its first nested mapping and its first block list show it (None: not shown)."""
+    mapping = dash = None
+    for above, line in zip(lines, lines[1:]):
+        opens = _KEY_OPENS.match(above.rstrip())
+        if opens is None:
+            continue
+        depth = len(opens[1])
+        item, key = _ITEM.match(line), _KEY.match(line)
+        if dash is None and item is not None and len(item[1]) >= depth:
+            dash = len(item[1]) - depth
+        elif mapping is None and key is not None and len(key[1]) > depth:
+            mapping = len(key[1]) - depth
+        if mapping is not None and dash is not None:
+            return (mapping, dash + 2, dash)
+    return None
+
+
 class YamlEdit:
     """One YAML file of the source, loaded for editing; `text()` is the file with the edits made.
 
@@ -236,14 +259,18 @@ class YamlEdit:
         # are matched, not zipped: a flow mapping over two lines would shift every later line.
         best: tuple[int, YAML, str] | None = None
         lines = readable.splitlines()
-        for tried in [indent] if indent is not None else INDENTS:
+        # A long file never dumps back exactly (a \u escape, a respaced flow list): its own layout, read from its
+        # lines, is tried first, and taken when the few lines it misses are not the layout's (each dump of a large
+        # file costs a tenth of a second).
+        enough = len(lines) // 100
+        for tried in [indent] if indent is not None else sorted(INDENTS, key=lambda i: i != _layout(lines)):
             y = self.writer(tried)
             dumped = dump(y, data)
             matcher = difflib.SequenceMatcher(None, dumped.splitlines(), lines, autojunk=False)
             cost = len(lines) - sum(b.size for b in matcher.get_matching_blocks())
             if best is None or cost < best[0]:
                 best = (cost, y, dumped)
-            if cost == 0:
+            if cost <= enough:
                 break
         assert best is not None
         _, self.yaml, self.base = best
@@ -252,8 +279,8 @@ class YamlEdit:
         return yaml_writer(indent)
 
     def scalar(self, value: Any) -> Any:
-        """A scalar as the edit writes it (a string as YAML 1.1 reads it back)."""
-        return text_scalar(value) if isinstance(value, str) else value
+        """A scalar as the edit writes it (a plain string as YAML 1.1 reads it back; a quoted one as it is)."""
+        return text_scalar(value) if type(value) is str else value
 
     def text(self) -> str:
         out = merge(self.original, self.base, dump(self.yaml, self.data)) + self.tail
