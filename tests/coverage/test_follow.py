@@ -354,3 +354,31 @@ def _work_items(said: str) -> list[tuple[str, str, list[str]]]:
         elif items and line.startswith("       ") and not line.strip().startswith("(no line"):
             items[-1][2].append(line[7:])
     return items
+
+
+def test_write_moves_the_commit_of_ranges_coverage_yaml_with_the_catalog(tmp_path: Path) -> None:
+    miles, a = miles_at_a(tmp_path / "miles")
+    root = project(tmp_path, a)
+    coverage_yaml = f"# what coverage found\ncommit: {a}  # the catalog's\nundocumented: []\n"
+    (root / "ranges" / "coverage.yaml").write_text(coverage_yaml, "utf-8")
+    only_moves(miles)
+    b = commit(miles, "B")
+    code, said = write(root, miles)
+    assert code == 0, said
+    assert (root / "ranges" / "coverage.yaml").read_text("utf-8") == coverage_yaml.replace(a, b)
+    assert "wrote ranges/catalog.yaml, ranges/coverage.yaml" in said
+    assert run_cli("validate", "--root", str(root)).returncode == 0
+
+
+def test_a_read_at_that_names_the_catalogs_commit_is_refused(tmp_path: Path) -> None:
+    text = CATALOG.format(commit="0123456789ab").replace(
+        "          path: miles/loss.py", "          read_at: 0123456789ab\n          path: miles/loss.py"
+    )
+    root = write_project(tmp_path / "p", text, profiles={})
+    ran = run_cli("validate", "--root", str(root))
+    line = text.splitlines().index("          read_at: 0123456789ab") + 1
+    assert ran.returncode == 2
+    assert (
+        f"{C}:{line}:20: error: train/loss: read_at names the catalog's commit 0123456789ab; an origin without "
+        "read_at is read there: remove it [MM116]"
+    ) in ran.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -22,19 +21,10 @@ from metrics_manual.coverage.scan import python_files, scan
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError, errors
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
-from metrics_manual.disk.files import WriteError, read_text
+from metrics_manual.disk.files import read_text
 from metrics_manual.source.load import CATALOG, COVERAGE, Manual, load_manual
 from metrics_manual.source.reader import read_document
-from metrics_manual.text import shown_path
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def inert(text: str) -> str:
-    """Keys come from untrusted code: control characters are shown escaped, never sent to the terminal."""
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
-    )
+from metrics_manual.text import inert, shown_path
 
 
 def as_json(r: Result, checked: dict[str, object], followed: dict[str, object] | None, found: list[str]) -> str:
@@ -183,23 +173,20 @@ def _moved(
             f"({', '.join(shown_path(p) for p in changed[:3])}): commit or stash them first",
             fmt,
         )
-    changes: list[tuple[Path, str, str]] = []
+    date = history.date(f.head)
     try:
-        for rel, move in ((CATALOG, lambda t: moved_catalog(t, f, history.date(f.head))), (COVERAGE, None)):
-            file = project / rel
-            if rel == COVERAGE and manual.coverage is None:
-                continue
-            old = read_text(file)
-            if old is None:
-                raise WriteError(f"cannot read {file} as UTF-8 text")
-            changes.append((file, old, move(old) if move else moved_coverage(old, f.head)))
+        changes: list[tuple[Path, str | None, str]] = []
+        for rel in [CATALOG, *([COVERAGE] if manual.coverage is not None else [])]:
+            old = read_text(project / rel)  # None (a link, no text): write refuses it
+            new = "" if old is None else moved_catalog(old, f, date) if rel == CATALOG else moved_coverage(old, f.head)
+            changes.append((project / rel, old, new))
         wrote = write(project, changes)
     except ManualError as err:
         fail(err, fmt, wrote_nothing=True)
     try:
         return load_manual(project), wrote
     except ManualError as err:  # the moved source does not validate: put the old files back
-        write(project, [(file, new, old) for file, old, new in changes if file in wrote])
+        write(project, [(file, new, old or "") for file, old, new in changes if file in wrote])
         fail(err, fmt, wrote_nothing=True)
 
 

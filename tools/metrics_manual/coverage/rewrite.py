@@ -19,7 +19,7 @@ from ruamel.yaml.scalarstring import ScalarString
 
 from metrics_manual.coverage.follow import Follow, same_commit
 from metrics_manual.diagnostics.finding import ManualError, SourceError
-from metrics_manual.disk.files import WriteError, read_text, write_real_file
+from metrics_manual.disk.files import WriteError, read_text, symlink_on_the_way, write_real_file
 from metrics_manual.model.schema import Catalog
 from metrics_manual.source.load import CATALOG, COVERAGE, validate
 from metrics_manual.source.reader import Loc, read_yaml
@@ -77,16 +77,24 @@ def moved_coverage(text: str, commit: str) -> str:
     return edit.text()
 
 
-def write(project: Path, changes: list[tuple[Path, str, str]]) -> list[Path]:
+def write(project: Path, changes: list[tuple[Path, str | None, str]]) -> list[Path]:
     """Write each (file, text read, new text) that changed: all or none, atomically, never through a symlink,
-    and none that changed since it was read. The files written."""
+    and none that changed since it was read (or could not be read as text). The files written."""
+    for path, old, _ in changes:  # every refusal before the first write
+        link = symlink_on_the_way(project, path)
+        if link is not None:
+            raise WriteError(
+                f"cannot write {path}: {link} is a symlink; coverage --write writes only real files; nothing was written"
+            )
+        if old is None or read_text(path) != old:
+            raise WriteError(
+                f"cannot write {path}: it is no UTF-8 text, or it changed since coverage read it; nothing was written"
+            )
     done: list[tuple[Path, str]] = []
     try:
         for path, old, new in changes:
-            if new == old:
+            if new == old or old is None:
                 continue
-            if read_text(path) != old:
-                raise WriteError(f"cannot write {path}: it changed since coverage read it; run coverage again")
             write_real_file(project, path, new)
             done.append((path, old))
     except ManualError as err:
