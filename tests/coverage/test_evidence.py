@@ -224,7 +224,7 @@ def test_a_checkout_at_another_commit_is_a_finding_and_the_rest_is_still_reporte
     code, out, lines = coverage(root, miles)
     assert code == 1
     assert (out["commit"], out["catalog_commit"], out["at_commit"]) == (later, first, False)
-    # Its history holds the catalog's commit: the places are followed there (tests/coverage/test_follow.py).
+    # Its history holds the catalog's commit: the places are followed there (tests/coverage/test_move.py).
     assert lines == [
         f"{C}:2:89: error: the checkout is at {later[:12]} but the catalog reads Miles at {first[:12]}: 2 places of 1 "
         f"origins hold at {later[:12]} (2 evidence lines; 2 at another line, 0 in another file, 0 in another "

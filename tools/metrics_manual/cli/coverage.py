@@ -15,7 +15,7 @@ from metrics_manual.coverage import backends, evidence, worklist
 from metrics_manual.coverage.checkout import changed_files, head_commit
 from metrics_manual.coverage.commits import History
 from metrics_manual.coverage.compare import Result, compare
-from metrics_manual.coverage.follow import Follow, follow, same_commit
+from metrics_manual.coverage.move import Move, move, same_commit
 from metrics_manual.coverage.rewrite import moved_catalog, moved_coverage, write
 from metrics_manual.coverage.scan import python_files, scan
 from metrics_manual.diagnostics import codes
@@ -43,7 +43,7 @@ def as_json(r: Result, checked: dict[str, object], followed: dict[str, object] |
             "visible_after_all": r.visible_after_all,
             "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
             "evidence": checked,
-            "follow": followed,
+            "move": followed,
             "findings": found,
         },
         indent=2,
@@ -157,9 +157,7 @@ def _refuse(message: str, fmt: str) -> NoReturn:
     fail(UsageError(f"cannot move the catalog: {message}; nothing was written"), fmt)
 
 
-def _moved(
-    project: Path, manual: Manual, f: Follow, history: History, path: Path, fmt: str
-) -> tuple[Manual, list[Path]]:
+def _moved(project: Path, manual: Manual, f: Move, history: History, path: Path, fmt: str) -> tuple[Manual, list[Path]]:
     """`--write`: the catalog (and ranges/coverage.yaml) moved to the checkout's HEAD; exit 2 when it cannot be."""
     catalog = manual.catalog
     if history.commit(catalog.code.commit) is None:
@@ -243,10 +241,10 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
     head = head_commit(path)
     history = History(path) if head is not None else None
     at_head = head is not None and same_commit(head, manual.catalog.code.commit)
-    # Follow the origins through the checkout's history when it holds the catalog's commit.
+    # Move the origins through the checkout's history when it holds the catalog's commit.
     followed = None
     if head is not None and history is not None and (at_head or history.commit(manual.catalog.code.commit)):
-        followed = follow(manual.catalog, result, history, head, everything=not at_head)
+        followed = move(manual.catalog, result, history, head, everything=not at_head)
     if write:
         if head is None or history is None or followed is None:
             _refuse(

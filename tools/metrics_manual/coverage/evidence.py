@@ -99,7 +99,7 @@ def origin_of(place: Place) -> Loc:
 
 def verify(catalog: Catalog, root: Path, skip: Collection[Loc] = ()) -> Verification:
     """Each origin and named_at of the catalog held against the checkout at `root` (those of the origins in
-    `skip` aside: follow.py holds them to the commit they were read at)."""
+    `skip` aside: move.py holds them to the commit they were read at)."""
     commit = head_commit(root)
     out = Verification(commit, catalog.code.commit, changed=changed_files(root, commit) if commit else [])
     files: dict[str, _File | str] = {}
@@ -210,7 +210,7 @@ def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def checkout_findings(v: Verification, doc: Document, followed: str | None = None) -> list[Finding]:
-    """The checkout at another commit than the catalog reads (an error; `followed` says what follow.py made of
+    """The checkout at another commit than the catalog reads (an error; `followed` says what move.py made of
     the difference), at an unknown one (a warning), or with files that differ from its commit (a warning)."""
     line, col = doc.where(("code", "commit"))
     out = []

@@ -2,7 +2,7 @@
 
 The edit (source/yaml_edit.py, as derive edits a profile) keeps the file's comments, order, quoting and
 style; only these lines change: the catalog's commit (and its date), and for each origin followed
-(follow.py) either its new place (path, line, symbol; its evidence when only its whitespace changed) with its
+(move.py) either its new place (path, line, symbol; its evidence when only its whitespace changed) with its
 `read_at` removed, or, when it must be read again, a `read_at` naming the commit it was last read at, its
 place left as it was. ranges/coverage.yaml, which must speak of the catalog's commit, gets the same commit.
 Both files are written all or none, never through a symlink (disk/files.py).
@@ -17,7 +17,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import ScalarString
 
-from metrics_manual.coverage.follow import Follow, same_commit
+from metrics_manual.coverage.move import Move, same_commit
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.files import WriteError, read_text, symlink_on_the_way, write_real_file
 from metrics_manual.model.schema import Catalog
@@ -39,7 +39,7 @@ def _like(old: Any, new: str) -> str:
     return type(old)(new) if isinstance(old, ScalarString) else new
 
 
-def moved_catalog(text: str, follow: Follow, date: str | None) -> str:
+def moved_catalog(text: str, follow: Move, date: str | None) -> str:
     """The catalog's text moved to `follow.head`; refused (a SourceError) if what it writes does not validate."""
     edit = YamlEdit(text, CATALOG)
     code = edit.data["code"]

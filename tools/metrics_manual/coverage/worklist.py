@@ -1,17 +1,17 @@
-"""What follow.py found, for people and tools: the count of what only moved, and the work list (one item per
+"""What move.py found, for people and tools: the count of what only moved, and the work list (one item per
 entry to read again, with why and the lines of the Miles diff that touch it), as text, findings and JSON.
 """
 
 from __future__ import annotations
 
-from metrics_manual.coverage.follow import Follow, Item
+from metrics_manual.coverage.move import Item, Move
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.source.reader import Document
 from metrics_manual.text import inert
 
 
-def summary(f: Follow) -> str:
+def summary(f: Move) -> str:
     """How many places only moved (and how), and how many entries a person must read again."""
     moved = f.moved
     lines = sum(1 for p in moved if p.anchor and p.anchor.line != p.was.line)
@@ -34,7 +34,7 @@ def _where(doc: Document, item: Item) -> tuple[int, int]:
     return doc.values[read_at] if read_at in doc.values else doc.where(item.loc, key=True)
 
 
-def text(f: Follow, doc: Document) -> str:
+def text(f: Move, doc: Document) -> str:
     if not f.items:
         return f"work list: nothing to read again at Miles {f.head[:12]}"
     out = [f"work list: {len(f.items)} item(s) to read at Miles {f.head[:12]}:"]
@@ -47,7 +47,7 @@ def text(f: Follow, doc: Document) -> str:
     return "\n".join(out)
 
 
-def findings(f: Follow, doc: Document) -> list[Finding]:
+def findings(f: Move, doc: Document) -> list[Finding]:
     """A finding for each entry of the work list, at its read_at (or its origin); new keys and keys no longer
     logged are compare.py's findings."""
     out = []
@@ -66,7 +66,7 @@ def findings(f: Follow, doc: Document) -> list[Finding]:
     return out
 
 
-def as_dict(f: Follow, doc: Document) -> dict[str, object]:
+def as_dict(f: Move, doc: Document) -> dict[str, object]:
     return {
         "head": f.head,
         "catalog_commit": f.catalog_commit,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from metrics_manual.coverage.commits import History
@@ -109,7 +109,7 @@ class Item:
 
 
 @dataclass
-class Follow:
+class Move:
     head: str
     catalog_commit: str
     entries: list[Entry] = field(default_factory=list)
@@ -139,7 +139,7 @@ class _Reader:
         self.history = history
         self.head = head
         self._texts: dict[tuple[str, str], _Text | None] = {}
-        self._ops: dict[tuple[str, str, str], list[tuple[str, int, int, int, int]]] = {}
+        self._ops: dict[tuple[str, str, str], Sequence[tuple[str, int, int, int, int]]] = {}
         self._renames: dict[str, dict[str, str]] = {}
         self._index: dict[str, list[tuple[str, int]]] | None = None
 
@@ -158,7 +158,7 @@ class _Reader:
             self._renames[base] = self.history.renames(base, self.head)
         return self._renames[base].get(path)
 
-    def ops(self, base: str, old: str, new: str) -> list[tuple[str, int, int, int, int]]:
+    def ops(self, base: str, old: str, new: str) -> Sequence[tuple[str, int, int, int, int]]:
         if (base, old, new) not in self._ops:
             a, b = self.text(base, old), self.text(self.head, new)
             assert a is not None and b is not None
@@ -235,7 +235,7 @@ def _hunks(
     label: str,
     a: _Text,
     b: _Text | None,
-    ops: list[tuple[str, int, int, int, int]],
+    ops: Sequence[tuple[str, int, int, int, int]],
     spans_a: list[tuple[int, int]],
     spans_b: list[tuple[int, int]],
 ) -> list[str]:
@@ -363,25 +363,26 @@ class _Place:
         return (found[0], "") if found else (None, "")
 
 
-def follow(catalog: Catalog, result: Result, history: History, head: str, *, everything: bool) -> Follow:
+def move(catalog: Catalog, result: Result, history: History, head: str, *, everything: bool) -> Move:
     """The catalog's origins followed from their base to HEAD: each one whose base is not HEAD (`everything`:
     all of them, the catalog's commit being another), then the work list."""
-    out = Follow(head, catalog.code.commit)
+    out = Move(head, catalog.code.commit)
     reader = _Reader(history, head)
     entries = _entries(catalog, head, everything)
-    for base in {e.base for e, _ in entries}:
-        paths = [p.cited.path for e, ps in entries if e.base == base for p in ps]
-        reader.prefetch(base, paths)
-        reader.prefetch(head, paths)
     full = {e.base: history.commit(e.base) for e, _ in entries}
+    for base, commit in full.items():  # each commit's files in one read
+        paths = [p.cited.path for e, ps in entries if e.base == base for p in ps]
+        if commit is not None:
+            reader.prefetch(commit, paths)
+        reader.prefetch(head, paths)
     for entry, ps in entries:
-        base = full[entry.base]
-        if base is None:
+        commit = full[entry.base]
+        if commit is None:
             entry.key_reasons.append(
                 f"Miles {entry.base} is not in the checkout's history: fetch it (git fetch origin {entry.base})"
             )
         else:
-            entry.places = [_Place(reader, p, base).follow() for p in ps]
+            entry.places = [_Place(reader, p, commit).follow() for p in ps]
         out.entries.append(entry)
     _key_reasons(catalog, result, out)
     out.items = [Item(e.key, e.loc, tuple(e.reasons), tuple(e.diff)) for e in out.entries if e.flagged]
@@ -411,7 +412,7 @@ def _metric(catalog: Catalog, loc: Loc) -> Metric:
     return catalog.sections[si].metrics[mi]
 
 
-def _key_reasons(catalog: Catalog, result: Result, out: Follow) -> None:
+def _key_reasons(catalog: Catalog, result: Result, out: Move) -> None:
     """The entries whose key HEAD no longer logs (or only times, or logs though marked not logged)."""
     by_key = {e.key: e for e in out.entries}
     docs = documented_keys(catalog)

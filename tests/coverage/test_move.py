@@ -173,7 +173,7 @@ def test_lines_that_only_moved_are_re_anchored_and_the_command_passes(tmp_path: 
     before = (root / C).read_text("utf-8")
     code, out, text = coverage(root, miles)
     assert code == 1  # the catalog reads A: --write moves it
-    assert out["follow"]["work"] == []
+    assert out["move"]["work"] == []
     assert (
         f"the checkout is at {b[:12]} but the catalog reads Miles at {a[:12]}: 6 places of 5 origins hold at "
         f"{b[:12]} (6 evidence lines; 3 at another line, 1 in another file, 0 in another symbol); 0 origins to read "
@@ -254,7 +254,7 @@ def test_what_changed_is_flagged_kept_as_read_and_listed_until_a_person_clears_i
     # The next run reports the flagged entries again, at their read_at, and fails.
     code, out, text = coverage(root, miles)
     assert code == 1
-    assert [w["key"] for w in out["follow"]["work"]] == [key for key, _, _ in items]
+    assert [w["key"] for w in out["move"]["work"]] == [key for key, _, _ in items]
     lines = [line for line in text.splitlines() if line.endswith("[MM619]")]
     assert [re.sub(r":\d+:\d+:", ":L:C:", line).split(": error: ")[1].split(":")[0] for line in lines] == [
         "train/loss",
@@ -266,7 +266,7 @@ def test_what_changed_is_flagged_kept_as_read_and_listed_until_a_person_clears_i
     # A person reads train/loss at B and clears it: an edit to the catalog.
     (root / C).write_text(after.replace(f"          read_at: {a}\n", "", 1), "utf-8")
     code, out, _ = coverage(root, miles)
-    assert [w["key"] for w in out["follow"]["work"]] == [key for key, _, _ in items][1:]
+    assert [w["key"] for w in out["move"]["work"]] == [key for key, _, _ in items][1:]
     assert "train/loss" not in [c["key"] for c in out["evidence"]["checked"] if not c["verified"]]
 
 
