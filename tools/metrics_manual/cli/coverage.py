@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import click
 
-from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, find_root, root_option
+from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, root_option
 from metrics_manual.coverage import backends, evidence, worklist
 from metrics_manual.coverage.checkout import changed_files, head_commit
 from metrics_manual.coverage.commits import History
@@ -24,6 +24,7 @@ from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.disk.files import read_text
 from metrics_manual.source.load import CATALOG, COVERAGE, Manual, load_manual
 from metrics_manual.source.reader import read_document
+from metrics_manual.source.root import find_root
 from metrics_manual.text import inert, shown_path
 
 

@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.representer import RoundTripRepresenter
 
-from metrics_manual.exports.formats import yaml_float
+from metrics_manual.exports.yaml_text import yaml_float
 from metrics_manual.source.yaml_edit import Indent, YamlEdit, append, dump, text_scalar, yaml_writer
 
 
