@@ -382,3 +382,33 @@ def test_a_read_at_that_names_the_catalogs_commit_is_refused(tmp_path: Path) -> 
         f"{C}:{line}:20: error: train/loss: read_at names the catalog's commit 0123456789ab; an origin without "
         "read_at is read there: remove it [MM116]"
     ) in ran.stderr
+
+
+def test_an_evidence_line_found_once_in_another_file_is_followed_there_and_twice_is_flagged(tmp_path: Path) -> None:
+    miles, a = miles_at_a(tmp_path / "miles")
+    root = project(tmp_path, a)
+    # kl_metrics moves to a file of its own, among other code: no rename git could see.
+    other = "import math\n\n\ndef helper(x):\n    return math.sqrt(x)\n\n\n" + FILES["miles/kl.py"].replace(
+        "        ", ""
+    )
+    tree(miles, {"miles/metrics/kl_stats.py": other, "miles/kl.py": "# moved to miles/metrics/kl_stats.py\n"})
+    commit(miles, "B")
+    assert write(root, miles)[0] == 0
+    assert _origin((root / C).read_text("utf-8"), "train/kl") == {
+        **_origin(CATALOG.format(commit=a).replace("{{", "{").replace("}}", "}"), "train/kl"),
+        "path": "miles/metrics/kl_stats.py",
+        "line": 9,
+    }
+    # The same line in two files: which one the entry means is for a person to say.
+    tree(miles, {"miles/metrics/kl_copy.py": FILES["miles/kl.py"]})
+    commit(miles, "C")
+    root2 = project(tmp_path / "2", a)
+    code, said = write(root2, miles)
+    assert code == 1
+    assert [(k, why) for k, why, _ in _work_items(said)] == [
+        (
+            "train/kl",
+            "its evidence line left miles/kl.py, and reads the same at 2 places (miles/metrics/kl_copy.py:2, "
+            "miles/metrics/kl_stats.py:9)",
+        )
+    ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -124,12 +125,28 @@ class Move:
         return [e for e in self.entries if e.flagged]
 
 
-@dataclass
 class _Text:
-    lines: list[str]
-    norm: list[str]
-    defs: dict[str, list[ast.AST]] | None  # dotted name -> its definitions; None: the file does not parse
-    why: str
+    """One file at one commit: its lines, normalised, and its definitions (parsed only when asked for: the
+    search of the whole checkout reads every file, and parses none)."""
+
+    def __init__(self, raw: bytes, path: str) -> None:
+        self.raw, self.path = raw, path
+        self.lines = raw.decode("utf-8", errors="replace").splitlines()
+        self.norm = [normal(s) for s in self.lines]
+
+    @functools.cached_property
+    def _parsed(self) -> tuple[dict[str, list[ast.AST]] | None, str]:
+        got = parse(self.raw, self.path)
+        return (_definitions(got.tree) if got.tree else None), got.why
+
+    @property
+    def defs(self) -> dict[str, list[ast.AST]] | None:
+        """Dotted name -> its definitions; None: the file does not parse (`why` says why)."""
+        return self._parsed[0]
+
+    @property
+    def why(self) -> str:
+        return self._parsed[1]
 
 
 class _Reader:
@@ -146,7 +163,7 @@ class _Reader:
     def prefetch(self, commit: str, paths: Iterable[str]) -> None:
         todo = [p for p in set(paths) if (commit, p) not in self._texts]
         for p, raw in self.history.read(commit, todo).items():
-            self._texts[(commit, p)] = _text(raw, p) if raw is not None else None
+            self._texts[(commit, p)] = _Text(raw, p) if raw is not None else None
 
     def text(self, commit: str, path: str) -> _Text | None:
         if (commit, path) not in self._texts:
@@ -182,12 +199,6 @@ class _Reader:
                     if n:
                         self._index.setdefault(n, []).append((p, i))
         return self._index.get(wanted, [])
-
-
-def _text(raw: bytes, path: str) -> _Text:
-    lines = raw.decode("utf-8", errors="replace").splitlines()
-    got = parse(raw, path)
-    return _Text(lines, [normal(s) for s in lines], _definitions(got.tree) if got.tree else None, got.why)
 
 
 def _definitions(tree: ast.AST) -> dict[str, list[ast.AST]]:
@@ -303,6 +314,9 @@ class _Place:
                 if len(found) == 1:
                     path, line = found[0]
                     now = self.r.text(self.head, path)
+                elif found:
+                    where = ", ".join(f"{p}:{n}" for p, n in found[:3]) + (", ..." if len(found) > 3 else "")
+                    ambiguous = f"its evidence line left {c.path}, and reads the same at {len(found)} places ({where})"
         # 4. The symbol at HEAD: of the same name and holding the line, else the same code under another name.
         symbol, node_b = c.symbol, None
         if node_a is not None and now is not None and now.defs is not None:
