@@ -12,7 +12,7 @@ import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, root_option
 from metrics_manual.coverage import backends, evidence, worklist
-from metrics_manual.coverage.checkout import changed_files, head_commit
+from metrics_manual.coverage.checkout import changed_files
 from metrics_manual.coverage.commits import History
 from metrics_manual.coverage.compare import Result, compare
 from metrics_manual.coverage.move import Move, move, same_commit
@@ -22,6 +22,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError, errors
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.disk.files import read_text
+from metrics_manual.gitrun import head_commit
 from metrics_manual.source.load import CATALOG, COVERAGE, Manual, load_manual
 from metrics_manual.source.reader import read_document
 from metrics_manual.source.root import find_root

@@ -1,7 +1,7 @@
 """The checkout's own history: a commit's files, the files git says were renamed between two commits, a
 commit's date, and whether one commit comes before another.
 
-Everything is read from git's objects with plumbing (checkout.git_output: nothing the checkout's config names
+Everything is read from git's objects with plumbing (gitrun.output: nothing the checkout's config names
 runs), never from the work tree: a file at a commit is what that commit holds, a link only the name it points
 to (never read as a file), a file larger than the scan's cap is not read.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from metrics_manual.coverage.checkout import git_output
+from metrics_manual import gitrun
 from metrics_manual.coverage.pyfile import MAX_FILE_BYTES
 
 _REGULAR = ("100644", "100755")
@@ -38,18 +38,18 @@ class History:
 
     def commit(self, rev: str) -> str | None:
         """The full id of the commit `rev` names, when the history holds it (a shallow clone may not)."""
-        out = git_output(self.root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        out = gitrun.output(self.root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
         sha = out.strip() if out else b""
         return sha.decode("ascii") if _SHA.fullmatch(sha) else None
 
     def before(self, older: str, newer: str) -> bool:
         """`older` is an ancestor of `newer` (or the same commit)."""
-        return git_output(self.root, "merge-base", "--is-ancestor", older, newer) is not None
+        return gitrun.output(self.root, "merge-base", "--is-ancestor", older, newer) is not None
 
     def files(self, commit: str) -> dict[str, _Entry]:
         """The regular files of the commit, by path (links, submodules and folders left out)."""
         if commit not in self._trees:
-            out = git_output(self.root, "ls-tree", "-r", "-l", "-z", "--full-tree", commit) or b""
+            out = gitrun.output(self.root, "ls-tree", "-r", "-l", "-z", "--full-tree", commit) or b""
             tree: dict[str, _Entry] = {}
             for entry in out.split(b"\0"):
                 meta, _, raw_path = entry.partition(b"\t")
@@ -73,7 +73,7 @@ class History:
         return out
 
     def _batch(self, shas: list[str]) -> dict[str, bytes | None]:
-        raw = git_output(self.root, "cat-file", "--batch", stdin="".join(s + "\n" for s in shas).encode("ascii"))
+        raw = gitrun.output(self.root, "cat-file", "--batch", stdin="".join(s + "\n" for s in shas).encode("ascii"))
         got: dict[str, bytes | None] = dict.fromkeys(shas)
         at = 0
         while raw is not None and at < len(raw):
@@ -91,7 +91,7 @@ class History:
 
     def renames(self, base: str, head: str) -> dict[str, str]:
         """The files git's rename detection says were renamed from `base` to `head`: old path -> new path."""
-        out = git_output(self.root, "diff-tree", "-r", "-z", "-M", "--name-status", base, head)
+        out = gitrun.output(self.root, "diff-tree", "-r", "-z", "-M", "--name-status", base, head)
         fields = out.split(b"\0") if out else []
         renamed: dict[str, str] = {}
         i = 0
@@ -108,7 +108,7 @@ class History:
 
     def date(self, commit: str) -> str | None:
         """The commit's date (its committer's, in the committer's time zone) as YYYY-MM-DD."""
-        out = git_output(self.root, "cat-file", "commit", commit) or b""
+        out = gitrun.output(self.root, "cat-file", "commit", commit) or b""
         m = re.search(rb"^committer .*> (\d+) ([+-])(\d\d)(\d\d)$", out.split(b"\n\n", 1)[0], re.MULTILINE)
         if m is None:
             return None

@@ -15,11 +15,12 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metrics_manual.coverage.checkout import changed_files, head_commit
+from metrics_manual.coverage.checkout import changed_files
 from metrics_manual.coverage.pyfile import read
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.gitrun import head_commit
 from metrics_manual.model.schema import Catalog, NamedAt, Origin
 from metrics_manual.source.reader import Document, Loc
 from metrics_manual.text import clip, shown, shown_path

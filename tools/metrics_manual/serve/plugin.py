@@ -39,7 +39,7 @@ from metrics_manual.exports.names import FORMATS
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.exports.prometheus import STEP_RULE_FOR
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
-from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
+from metrics_manual.history.changes import changes_page, changes_page_without_history, history_head
 from metrics_manual.serve.watch import DocsWatch, watch_docs
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
@@ -146,7 +146,7 @@ def _display_path(filename: str | None, root: Path) -> str:
 
 def _head(root: Path) -> str | None:
     try:
-        return head_commit(root)
+        return history_head(root)
     except ManualError:
         return None
 
