@@ -437,17 +437,18 @@ NO_RUN_FILES = _code(
     "MM502",
     "no-run-files",
     "A folder given as a run holds no metrics file of a known form.",
-    "Point at the folder of the run's event, dashboard, CI history, TensorBoard or W&B CSV files.",
-    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ci-history, "
-    "tensorboard, wandb-csv; name the form with --input-format)",
+    "Point at the folder of the run's metrics files, in a form judge reads (docs/judging.md lists them).",
+    # The forms tried are the registry's (runs/forms.py), named in full by the message itself.
+    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ...; "
+    "name the form with --input-format)",
 )
 UNKNOWN_RUN_FORM = _code(
     "MM503",
     "unknown-run-form",
     "A run file's form cannot be told from its content, or --input-format names no form.",
-    "Name the form with --input-format (events, dashboard, ci-history, tensorboard, wandb-csv).",
-    "run.log:1:1: error: not a metrics file of a known form (tried: events, dashboard, ci-history, tensorboard, "
-    "wandb-csv; name the form with --input-format)",
+    "Name the form with --input-format (`metrics-manual judge --help` lists the forms).",
+    "notes.txt:1:1: error: not a metrics file of a known form (tried: events, dashboard, ...; "
+    "name the form with --input-format)",
 )
 CORRUPT_LINE = _code(
     "MM504",
