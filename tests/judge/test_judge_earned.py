@@ -369,6 +369,7 @@ def test_a_cut_last_line_leaves_the_last_step_unfinished(form: str, tmp_path: Pa
         "ci-history": b'{"metric": "perf/step_time", "series": [[0, 30.0], [1',
         "wandb-csv": b"40,210.0,17960",
         "tensorboard": b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02",
+        "console": b"(RolloutManager pid=4100) [2026-11-30 01:00:00.000 rollout_manager] metrics.py:89 - perf 19: {'pe",
     }[form]
     target = max(files, key=lambda f: f.stat().st_size) if form != "tensorboard" else files[0]
     target.write_bytes(target.read_bytes() + cut)
@@ -632,7 +633,7 @@ def test_a_tensorboard_tensor_of_several_numbers_is_an_error_of_its_metric(
     assert "step 12: a tensor of 3 numbers, not a scalar" in result(j, "train/grad_norm").reason
 
 
-@pytest.mark.parametrize("form", ["events", "dashboard", "ci-history", "wandb-csv"])
+@pytest.mark.parametrize("form", [*JSON_FORMS, "wandb-csv", "console"])  # the forms read line by line
 def test_a_line_longer_than_the_cap_is_a_finding(
     form: str, tmp_path: Path, profile: ProfileExport, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -546,6 +546,15 @@ NOT_A_RUN_FILE = _code(
     "Give the run's files or folders; to judge what a pipe carries, write it to a file first.",
     "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
 )
+FOLDED_LINES = _code(
+    "MM518",
+    "folded-lines",
+    "A console log's metric line ends in Ray's `[repeated Nx across cluster]`: Ray printed one line for several "
+    "alike lines of other processes (RAY_DEDUP_LOGS), whose values are not in the log. The line shown was read.",
+    "Run with RAY_DEDUP_LOGS=0 so that every process's lines are printed, or judge the run's event log.",
+    "run.log:412:1: warning: Ray folded 3 alike lines of other processes into this metric line (RAY_DEDUP_LOGS); "
+    "their values are not in the log",
+)
 
 # 520 on: what derive found in the ranges it writes.
 ZERO_WIDTH_BAND = _code(

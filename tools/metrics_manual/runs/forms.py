@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal, Protocol
 
-from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
+from metrics_manual.runs import ci_history, console, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
 
 _HEAD = 64 * 1024
@@ -231,6 +231,27 @@ FORMS: tuple[RunForm, ...] = (
         grows="exported",
         tail=None,
         time="`_timestamp`",
+    ),
+    RunForm(  # last: its detection looks at every line of the head, and must leave the others' files to them
+        name="console",
+        words="console log",
+        named=lambda name: name.endswith((".log", ".out", ".err", ".txt")),
+        detect=lambda h: console.MILES_LINE.search(h.raw) is not None,
+        detected=f"a file whose first {_HEAD // 1024} KB hold a line in Miles' logging format "
+        "(`[2026-11-30 01:00:00.123 rollout_manager] metrics.py:89 - ...`), behind Ray's prefix or not",
+        sample_file="run.log",
+        sample="(RolloutManager pid=4100) [2026-11-30 01:00:00.123 rollout_manager] metrics.py:89 - perf 3: "
+        "{'rollout/raw_reward': 0.5, 'rollout/response_len/mean': np.float64(412.5), 'perf/rollout_time': 20.3}",
+        writes="every run, on its console: what `logger.info` prints in the format of `configure_logger_raw` "
+        "(`miles/utils/logging_utils.py`), the driver's output under Ray (`tee run.log`, a scheduler's log) or a "
+        "worker's `.out` file",
+        read=console.read,
+        reading="its metric lines among any others: `step N` (train/step N), `perf N`, `rollout N`, `multi_turn N` "
+        "(rollout/step N) and `eval N` (eval/step N), each followed by a dict's Python repr that is read, never "
+        "evaluated; N is the rollout id ([the console log](#the-console-log))",
+        grows="appended",
+        tail=console.ConsoleLog,
+        time="the line's time (local)",
     ),
 )
 BY_NAME = {form.name: form for form in FORMS}

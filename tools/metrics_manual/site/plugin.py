@@ -40,6 +40,7 @@ from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
 from metrics_manual.runs.forms import FORMS as RUN_FORMS
+from metrics_manual.runs.samples import sample_values
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
@@ -164,7 +165,8 @@ def _tell_terminal(message: str) -> None:
 
 def facts(manual: Manual) -> dict[str, Any]:
     """What a hand-written page with `facts: true` is rendered over: the model, and the lists the code
-    defines (the export formats, the run forms), so that no page types them again."""
+    defines (the export formats, the run forms, what a form's reader reads from its sample), so that
+    no page types them again."""
     return {
         "manual": manual,
         "catalog": manual.catalog,
@@ -173,6 +175,7 @@ def facts(manual: Manual) -> dict[str, Any]:
         "rule_for": STEP_RULE_FOR,
         "export_formats": FORMATS,
         "run_forms": RUN_FORMS,
+        "read_sample": lambda form: sample_values(form, manual.catalog.step_keys),
     }
 
 
