@@ -21,6 +21,7 @@ from metrics_manual.judge.rules import judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import console, lines
 from metrics_manual.runs.collect import Collector
+from metrics_manual.runs.follow import RunFollower
 from metrics_manual.runs.read import Run, RunInputError, read_run
 from miles_runs import CATALOG, MILES, PROFILE, bad, miles_profile
 
@@ -281,6 +282,17 @@ def test_a_line_no_newline_ends_waits_while_the_run_writes(tmp_path: Path) -> No
         assert out.problems == [] and out.cut_files == []
     assert dict(out.series["rollout/x"].items()) == {1: 1.0, 2: 2.0}
     assert out.times is not None and out.times[1] - out.times[0] == 1.0  # its span: the lines' times
+
+
+def test_follow_takes_a_file_once_a_miles_line_appears_in_its_head(tmp_path: Path) -> None:
+    # Its first line whole settles nothing: any line of the head may tell a console log.
+    f = tmp_path / "run.log"
+    f.write_text("2026-11-30 01:00:00,000\tINFO worker.py:1821 -- Started a local Ray instance.\n", "utf-8")
+    follower = RunFollower([tmp_path], STEP_KEYS)
+    assert not follower.poll()
+    with f.open("a", encoding="utf-8") as fh:
+        fh.write(logged("perf 1: {'rollout/x': 1.0}"))
+    assert follower.poll() and values(follower.snapshot(), "rollout/x") == {1: 1.0}
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ MILES_LINE = re.compile(rb"(?m)^" + _ANSI + rb"(?:\([^()\n]*\)" + _ANSI + rb" )?
 _LOGGED = re.compile(_PREFIX)
 _MAY_BE_HEAD = re.compile(rb"[\w-]*(?: \d*(?::(?: )?)?)?")  # a message cut inside a metric line's head
 _AFTER = re.compile(r"\s*(?:\x1b\[[\d;]*m)*\s*(?:\[repeated (\d+)x across cluster\].*)?")  # Ray's folding
-NEEDLE = b": {"  # in every metric line: the head's end
+NEEDLE, DIGITS = b": {", b"0123456789"  # in every metric line: the head's end, `N: {`
 STEP_KEY = {  # a message's word -> the step key the trackers log its dict under (the table above)
     "step": "train/step",
     "perf": "rollout/step",
@@ -87,7 +87,7 @@ class ConsoleLog:
         """Put the metric lines from where reading stands to the end of the file as it is now. `ended`:
         the file is complete, so its last line is read too (a cut one is a warning); else a line no
         newline ends yet waits."""
-        for n, line in self.cursor.lines_holding(NEEDLE, out.progress):
+        for n, line in self.cursor.lines_holding(NEEDLE, DIGITS, out.progress):
             if line is None:
                 out.problem(self.rel, n, too_long_message(), code=codes.LINE_TOO_LONG)
             else:
@@ -116,7 +116,7 @@ class ConsoleLog:
             out.problem(self.rel, n, why, code=codes.CORRUPT_LINE, col=_col(line, at))
             return
         try:
-            items, end = read_dict(text)
+            metrics, end = read_dict(text)
         except ReprError as err:
             if err.cut and not whole:
                 out.cut(self.rel, n)
@@ -129,8 +129,8 @@ class ConsoleLog:
             why = "corrupt line: not a dict's repr: text after the dict; it was skipped"
             out.problem(self.rel, n, why, code=codes.CORRUPT_LINE, col=_col(line, brace) + end)
             return
-        metrics = dict(items)
-        if bad := record_surrogate({"metrics": metrics}):
+        # A lone surrogate comes only from an escape (UTF-8 holds none): a line without a backslash has none.
+        if "\\" in text and (bad := record_surrogate({"metrics": metrics})):
             out.problem(self.rel, n, invalid_key(bad), code=codes.INVALID_KEY)
             return
         word, raw = head.group(2).decode(), head.group(3)

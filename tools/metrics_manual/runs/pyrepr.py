@@ -1,6 +1,6 @@
 """A dict's Python repr read as data, never as code: what `logger.info(f"step {n}: {log_dict}")` prints.
 
-    items, end = read_dict(text, at)     # [(key, value)], and where the dict's `}` ends; or ReprError
+    items, end = read_dict(text, at)     # {key: value}, and where the dict's `}` ends; or ReprError
 
 Nothing is evaluated, looked up, imported or called: the text is cut into tokens by one regular
 expression (strings, numbers, names, brackets), so a line of any length is read in linear time and
@@ -22,6 +22,7 @@ written).
 from __future__ import annotations
 
 import ast
+import math
 import re
 import struct
 import warnings
@@ -38,8 +39,13 @@ _TOKEN = re.compile(
     )""",
     re.X | re.S,
 )
-# Most items of a Miles dict: a plain key and a plain number, read in one match.
-_PLAIN = re.compile(r"[ \t]*'([^'\\\n]*)'[ \t]*:[ \t]*(-?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|inf|nan))[ \t]*(?=[,}])")
+# Most of a Miles dict: plain keys and plain numbers, as Python prints them. A dict of these only is
+# matched whole and its items found by one findall (in C); any other item is read token by token.
+_NUMBER = r"-?(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|inf|nan)"  # each number matched one way only: no backtracking
+_PLAIN = re.compile(r"[ \t]*'([^'\\\n]*)'[ \t]*:[ \t]*(" + _NUMBER + r")[ \t]*(?=[,}])")
+_PLAIN_ITEM = r"'[^'\\\n]*': -?(?:\d{1,15}(?:\.\d*)?(?:[eE][+-]?\d+)?|inf|nan)"
+_PLAIN_DICT = re.compile(r"\{(?:" + _PLAIN_ITEM + r"(?:, " + _PLAIN_ITEM + r")*)?\}")
+_PLAIN_ITEMS = re.compile(r"'([^'\\\n]*)': ([^,}]*)")  # the items of a dict _PLAIN_DICT matched
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 _CONSTANTS: dict[str, Any] = {
     "True": True,
@@ -52,7 +58,7 @@ _CONSTANTS: dict[str, Any] = {
     "np.nan": float("nan"),
     "np.inf": float("inf"),
 }
-_SPELLED = {"nan": float("nan"), "-nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+_SPELLED = ("nan", "inf")
 _FLOATS = {"float64": None, "double": None, "float32": "f", "single": "f", "float16": "e", "half": "e"}
 _INTS = {f"{u}int{b}" for u in ("", "u") for b in (8, 16, 32, 64)} | {"intp", "uintp", "longlong", "ulonglong"}
 MAX_DIGITS = 4300  # Python's own cap on the digits of an int read from text (sys.int_info)
@@ -74,17 +80,28 @@ class Expression:
     text: str
 
 
-def read_dict(text: str, at: int = 0) -> tuple[list[tuple[str, Any]], int]:
-    """The items of the dict repr that starts at `at` (its `{`), in order, and the offset after its `}`."""
+def read_dict(text: str, at: int = 0) -> tuple[dict[str, Any], int]:
+    """The dict whose repr starts at `at` (its `{`), its keys in order (a key given twice: the later
+    value, as Python reads it), and the offset after its `}`."""
+    plain = _PLAIN_DICT.match(text, at)
+    if plain is not None:
+        pairs = _PLAIN_ITEMS.findall(text, at, plain.end())
+        if not pairs:
+            return {}, plain.end()
+        keys, texts = zip(*pairs, strict=True)
+        numbers = list(map(float, texts))  # in C; an int of up to 15 digits is exact so
+        if math.isfinite(sum(numbers)):
+            return dict(zip(keys, numbers, strict=True)), plain.end()
+        return {k: _number(v) for k, v in pairs}, plain.end()  # nan, inf, or out of float range
     kind, tok, at = _next(text, at)
     if tok != "{":
         raise ReprError("not a dict", at - len(tok))
-    items: list[tuple[str, Any]] = []
+    items: dict[str, Any] = {}
     while True:
         plain = _PLAIN.match(text, at)
         if plain is not None:  # the usual item: a plain key, a plain number
             number = plain.group(2)
-            items.append((plain.group(1), _SPELLED[number] if number in _SPELLED else _number(number)))
+            items[plain.group(1)] = _number(number)
             at = plain.end()
         else:
             kind, tok, after = _next(text, at)
@@ -97,7 +114,7 @@ def read_dict(text: str, at: int = 0) -> tuple[list[tuple[str, Any]], int]:
             if tok != ":":
                 raise ReprError(f"expected ':' after a key, found {tok[:20]!r}", at - len(tok), not tok)
             value, at = _value(text, at)
-            items.append((key, value))
+            items[key] = value
         kind, tok, at = _next(text, at)
         if tok == "}":
             return items, at
@@ -192,10 +209,12 @@ def _numpy(name: str, arg: list[tuple[str, str]], text: str) -> Any:
 
 
 def _number(tok: str) -> Any:
+    """A number as Python prints it (`nan`, `inf` and `-inf` included): an int, a float, or an Expression
+    of one Python never prints (a float out of its range, an int of more digits than it reads)."""
     if tok.isdigit():
         return int(tok) if len(tok) <= MAX_DIGITS else Expression(f"an integer of {len(tok):,} digits")
     value = float(tok)
-    if value in (float("inf"), float("-inf")):
+    if value - value != 0 and tok.lstrip("-") not in _SPELLED:  # an infinity Python would print as inf
         return Expression(f"{tok[:40]} (out of float range)")
     return value
 
