@@ -91,13 +91,19 @@ def test_a_resumed_process_s_console_is_a_later_life(profile: ProfileExport) -> 
     assert [(p.step, p.value) for r in j.results for p in r.failing_steps] == [(50, 99.0)]
 
 
-def test_judge_and_derive_take_a_console_log(tmp_path: Path) -> None:
+@pytest.mark.slow  # four commands: the tests over every form hold the same in the quick loop
+def test_judge_follow_and_derive_take_a_console_log(tmp_path: Path) -> None:
     project = judged_project(tmp_path / "p", CATALOG, PROFILE)
     run_log = str(CONSOLE / "healthy" / "run.log")
     judged = run_cli("judge", "--profile", "judged", run_log, cwd=project)
     assert judged.returncode == 0 and "0 fail, 0 error" in judged.stdout, judged.stdout + judged.stderr
     followed = run_cli("judge", "--follow", "--idle", "0.2", "--profile", "judged", run_log, cwd=project)
     assert followed.returncode == 0 and followed.stdout == judged.stdout, followed.stderr
+    hostile = tmp_path / "hostile.log"
+    hostile.write_text((CONSOLE / "healthy" / "run.log").read_text("utf-8") + logged("perf 100: {'x': [}"), "utf-8")
+    refused = run_cli("judge", "--profile", "judged", str(hostile), cwd=project)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert f"{hostile}:{len(hostile.read_text('utf-8').splitlines())}:" in refused.stdout and "[MM504]" in refused.stdout
     first = CONSOLE / "resume" / "first.log"  # rollouts 0-60 of the same run
     derived = run_cli("derive", "--profile", "judged", f"--run=a={run_log}", f"--run=b={first}", cwd=project)
     assert derived.returncode == 0, derived.stdout + derived.stderr
