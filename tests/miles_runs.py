@@ -9,9 +9,10 @@ import pytest
 
 from conftest import REPO
 from judge_fixture import judged_profile, judged_project, profile_head
-from metrics_manual.judge.rules import Judgement, judged_keys
+from metrics_manual.judge.judging import judged_keys
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
-from metrics_manual.runs import series
+from metrics_manual.runs import steps as run_steps
 from metrics_manual.runs.read import Run, read_run
 
 MILES = REPO / "tests" / "fixtures" / "miles-writers"
@@ -85,7 +86,7 @@ def relogged(j: Judgement, step_key: str) -> list[tuple[int, int]]:
         for span in r.steps
         for s in range(span.first, span.last + 1)
     }
-    return [(a, b) for a, b in series.StepRanges.of(sorted(steps)).spans()]
+    return [(a, b) for a, b in run_steps.StepRanges.of(sorted(steps)).spans()]
 
 
 def need(form: str) -> None:

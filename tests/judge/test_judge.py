@@ -379,7 +379,7 @@ def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: 
 
 
 def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Path, profile: ProfileExport) -> None:
-    from metrics_manual.judge.rules import judged_keys
+    from metrics_manual.judge.judging import judged_keys
 
     run = clean_run()
     run["rollout/not_in_catalog"] = {s: 1.0 for s in STEPS}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from conftest import REPO, run_cli
 from judge_fixture import judged_project
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import judged_keys
+from metrics_manual.judge.judging import judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import console, lines
 from metrics_manual.runs.collect import Collector
@@ -103,7 +103,9 @@ def test_judge_follow_and_derive_take_a_console_log(tmp_path: Path) -> None:
     hostile.write_text((CONSOLE / "healthy" / "run.log").read_text("utf-8") + logged("perf 100: {'x': [}"), "utf-8")
     refused = run_cli("judge", "--profile", "judged", str(hostile), cwd=project)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert f"{hostile}:{len(hostile.read_text('utf-8').splitlines())}:" in refused.stdout and "[MM504]" in refused.stdout
+    assert (
+        f"{hostile}:{len(hostile.read_text('utf-8').splitlines())}:" in refused.stdout and "[MM504]" in refused.stdout
+    )
     first = CONSOLE / "resume" / "first.log"  # rollouts 0-60 of the same run
     derived = run_cli("derive", "--profile", "judged", f"--run=a={run_log}", f"--run=b={first}", cwd=project)
     assert derived.returncode == 0, derived.stdout + derived.stderr

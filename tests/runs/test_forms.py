@@ -24,7 +24,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.forms import BY_NAME, FORMS, RUN_FORMATS, RunForm, detect
 from metrics_manual.runs.read import read_run
-from metrics_manual.site.plugin import facts
+from metrics_manual.serve.plugin import facts
 from metrics_manual.site.render import environment
 from metrics_manual.source.load import load_manual
 
@@ -137,7 +137,7 @@ import json, sys
 from pathlib import Path
 from metrics_manual.runs.forms import RUN_FORMATS
 from metrics_manual.runs.read import RunInputError, read_run
-from metrics_manual.site.plugin import facts
+from metrics_manual.serve.plugin import facts
 from metrics_manual.site.render import environment
 from metrics_manual.source.load import load_manual
 

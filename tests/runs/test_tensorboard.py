@@ -266,7 +266,7 @@ def test_tensorboard_without_the_extra_says_how_to_install(tmp_path: Path, monke
 
     (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\0" * 32)
     monkeypatch.setattr(builtins, "__import__", no_tensorboard)
-    from metrics_manual.runs.tensorboard import MissingExtra
+    from metrics_manual.diagnostics.finding import MissingExtra
 
     with pytest.raises(MissingExtra, match=r"pip install 'metrics-manual\[tensorboard\]'"):
         read_run([tmp_path], STEP_KEYS)
