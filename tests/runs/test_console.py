@@ -45,7 +45,7 @@ def logged(message: str, s: int = 0, where: str = "metrics.py:89", name: str = "
     return f"(RolloutManager pid=4100) [2026-11-30 01:00:{s:02d}.000 {name}] {where} - {message}\n"
 
 
-def read(tmp_path: Path, *text: str | bytes, name: str = "run.log") -> Run:
+def read_console(tmp_path: Path, *text: str | bytes, name: str = "run.log") -> Run:
     f = tmp_path / name
     f.write_bytes(b"".join(t.encode("utf-8") if isinstance(t, str) else t for t in text))
     return read_run([f], STEP_KEYS, "console")
@@ -116,7 +116,7 @@ def test_judge_follow_and_derive_take_a_console_log(tmp_path: Path) -> None:
 
 
 def test_each_metric_line_is_placed_at_the_step_key_the_trackers_log_it_under(tmp_path: Path) -> None:
-    run = read(
+    run = read_console(
         tmp_path,
         logged("step 4: {'train/loss': 0.5, 'train/step': 4}", where="log_utils.py:542", name="actor_cell0_rank0"),
         logged("critic-step 4: {'train/critic-loss': 0.25, 'train/step': 4}", where="log_utils.py:542"),
@@ -139,7 +139,7 @@ def test_each_metric_line_is_placed_at_the_step_key_the_trackers_log_it_under(tm
 
 
 def test_only_miles_metric_lines_are_read_among_the_others(tmp_path: Path) -> None:
-    run = read(
+    run = read_console(
         tmp_path,
         "2026-11-30 01:00:00,000\tINFO worker.py:1821 -- Started a local Ray instance.\n",
         logged("eval 3 skipped: fleet_busy", where="metrics.py:68"),  # log_eval_skip: no dict
@@ -178,7 +178,7 @@ def test_only_miles_metric_lines_are_read_among_the_others(tmp_path: Path) -> No
     ],
 )
 def test_a_number_python_or_numpy_prints_is_read(printed: str, value: float, tmp_path: Path) -> None:
-    run = read(tmp_path, logged(f"perf 1: {{'rollout/x': {printed}, 'rollout/y': 1.0}}"))
+    run = read_console(tmp_path, logged(f"perf 1: {{'rollout/x': {printed}, 'rollout/y': 1.0}}"))
     got = values(run, "rollout/x")[1]
     assert (math.isnan(got) and math.isnan(value)) or got == value
     assert run.problems == [] and run.invalid == {}
@@ -201,7 +201,7 @@ def test_a_number_python_or_numpy_prints_is_read(printed: str, value: float, tmp
     ],
 )
 def test_a_value_that_is_no_number_is_said_so_with_its_text(printed: str, said: str, tmp_path: Path) -> None:
-    run = read(tmp_path, logged(f"perf 1: {{'rollout/x': {printed}, 'rollout/y': 1.0}}"))
+    run = read_console(tmp_path, logged(f"perf 1: {{'rollout/x': {printed}, 'rollout/y': 1.0}}"))
     assert math.isnan(values(run, "rollout/x")[1]) and values(run, "rollout/y") == {1: 1.0}
     assert run.invalid == {"rollout/x": {1: said}}
     assert found(run) == [(1, "MM508", "warning")]
@@ -211,7 +211,7 @@ def test_a_value_that_is_no_number_is_said_so_with_its_text(printed: str, said: 
 def test_a_dict_that_tries_to_run_code_is_text(tmp_path: Path) -> None:
     touched = tmp_path / "touched"
     code = f"__import__('os').system('touch {touched}')"
-    run = read(tmp_path, logged(f"perf 1: {{'rollout/x': {code}, 'rollout/y': eval('1')}}"))
+    run = read_console(tmp_path, logged(f"perf 1: {{'rollout/x': {code}, 'rollout/y': eval('1')}}"))
     assert not touched.exists()
     assert run.invalid == {"rollout/x": {1: code[:60] + "..."}, "rollout/y": {1: "eval('1')"}}
 
@@ -237,7 +237,7 @@ def test_a_dict_that_tries_to_run_code_is_text(tmp_path: Path) -> None:
 def test_a_metric_line_that_is_no_dict_repr_is_a_corrupt_line(
     dict_text: str, at: int, words: str, tmp_path: Path
 ) -> None:
-    run = read(tmp_path, logged(f"perf 1: {dict_text}"), logged("perf 2: {'rollout/x': 2.0}"))  # newline-ended
+    run = read_console(tmp_path, logged(f"perf 1: {dict_text}"), logged("perf 2: {'rollout/x': 2.0}"))  # newline-ended
     assert values(run, "rollout/x") == {2: 2.0}
     assert found(run) == [(1, "MM504", "error")]
     assert run.problems[0].message == f"corrupt line: not a dict's repr: {words}; it was skipped"
@@ -246,7 +246,7 @@ def test_a_metric_line_that_is_no_dict_repr_is_a_corrupt_line(
 
 def test_deep_nesting_odd_unicode_and_bytes_that_are_not_utf8(tmp_path: Path) -> None:
     deep = "[" * 200_000 + "]" * 200_000
-    run = read(
+    run = read_console(
         tmp_path,
         logged(f"perf 1: {{'rollout/deep': {deep}, 'rollout/x': 1.0}}"),
         logged("perf 2: {'rollout/\u202ex\u0301\U0001f600': 2.0, 'rollout/\\x1b[31mred': 3.0}"),
@@ -262,7 +262,9 @@ def test_deep_nesting_odd_unicode_and_bytes_that_are_not_utf8(tmp_path: Path) ->
 
 def test_a_line_longer_than_the_cap_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lines, "MAX_LINE", 1 << 10)
-    run = read(tmp_path, logged("perf 1: {'rollout/x': [" + "1, " * 1000 + "]}"), logged("perf 2: {'rollout/x': 2.0}"))
+    run = read_console(
+        tmp_path, logged("perf 1: {'rollout/x': [" + "1, " * 1000 + "]}"), logged("perf 2: {'rollout/x': 2.0}")
+    )
     assert values(run, "rollout/x") == {2: 2.0} and found(run) == [(1, "MM510", "error")]
 
 
@@ -304,29 +306,32 @@ def test_follow_takes_a_file_once_a_miles_line_appears_in_its_head(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    ("last", "cut"),
+    ("last", "cut", "read"),
     [
-        ("perf 9: {'rollout/x': 9.0", True),  # inside the dict
-        ("perf 9: {'rollout/x': 9.0}", False),  # whole: read
-        ("perf 9", True),  # inside the head
-        ("", True),  # before the message
-        ("the run is done", False),  # a message that is no metric line
+        ("perf 9: {'rollout/x': 9.0", True, False),  # inside the dict
+        ("perf 9: {'rollout/x': 9.0}", False, True),  # whole: read
+        ("perf 9: {'rollout/x': 9.0}\x1b[32m [repeated 3x acr", True, False),  # inside Ray's folding
+        ("perf 9", True, False),  # inside the head
+        ("", True, False),  # before the message
+        ("the run is done", False, False),  # a message that is no metric line
     ],
 )
 def test_a_complete_file_s_last_line_cut_inside_a_metric_line_is_a_warning(
-    last: str, cut: bool, tmp_path: Path
+    last: str, cut: bool, read: bool, tmp_path: Path
 ) -> None:
-    run = read(tmp_path, logged("perf 8: {'rollout/x': 8.0}"), logged(last, s=9).rstrip("\n"))
+    run = read_console(tmp_path, logged("perf 8: {'rollout/x': 8.0}"), logged(last, s=9).rstrip("\n"))
     assert found(run) == ([(2, "MM505", "warning")] if cut else [])
     assert run.unfinished == ({"rollout/step": 8} if cut else {})
-    assert values(run, "rollout/x") == ({8: 8.0} if cut else {8: 8.0, 9: 9.0} if "}" in last else {8: 8.0})
-    assert read(tmp_path, logged("perf 8: {'rollout/x': 8.0}"), "[2026-11-30 01:0").problems[0].code.id == "MM505"
+    assert values(run, "rollout/x") == ({8: 8.0, 9: 9.0} if read else {8: 8.0})
+    assert (
+        read_console(tmp_path, logged("perf 8: {'rollout/x': 8.0}"), "[2026-11-30 01:0").problems[0].code.id == "MM505"
+    )
 
 
 def test_a_line_ray_folded_is_read_with_a_warning(tmp_path: Path) -> None:
     # ray/_private/ray_logging.py DedupState.formatted, coloured: the first time, with its advice.
     folded = "\x1b[32m [repeated 3x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 ...)\x1b[0m"
-    run = read(tmp_path, logged("perf 1: {'rollout/x': 1.0}").rstrip("\n") + folded + "\n")
+    run = read_console(tmp_path, logged("perf 1: {'rollout/x': 1.0}").rstrip("\n") + folded + "\n")
     assert values(run, "rollout/x") == {1: 1.0} and found(run) == [(1, "MM518", "warning")]
     assert run.problems[0].message.startswith("Ray folded 3 alike lines of other processes into this metric line")
 

@@ -4,8 +4,10 @@ Every Miles process logs through `configure_logger_raw` (miles/utils/logging_uti
 radixark/miles 31f1ca961a94cb860cec3b2dea34ec332bfa8f76):
 `[%(asctime)s.%(msecs)03d {name}] %(filename)s:%(lineno)d - %(message)s`, in local time to the
 millisecond. Under Ray the driver's console holds every actor's lines behind Ray's prefix
-(`(RolloutManager pid=N) `, `, ip=...` for another node, coloured on a terminal), interleaved with
-every other line. The metric lines are a dict printed by its Python repr, before the trackers get it:
+(`(RolloutManager pid=N) `, `, ip=...` for another node, in colour), interleaved with every other
+line; a metric line is found wherever its format begins in a line, behind Ray's prefix or another
+(a scheduler's label, kubectl's timestamps). The metric lines are a dict printed by its Python
+repr, before the trackers get it:
 
 | message | printed by (31f1ca96) | N | the step key the trackers log the dict under |
 |---|---|---|---|
@@ -125,6 +127,9 @@ class ConsoleLog:
                 out.problem(self.rel, n, why, code=codes.CORRUPT_LINE, col=_col(line, brace) + err.at)
             return
         after = _AFTER.fullmatch(text, end)
+        if after is None and not whole:  # cut inside what follows the dict (Ray's folding)
+            out.cut(self.rel, n)
+            return
         if after is None:
             why = "corrupt line: not a dict's repr: text after the dict; it was skipped"
             out.problem(self.rel, n, why, code=codes.CORRUPT_LINE, col=_col(line, brace) + end)
