@@ -164,6 +164,15 @@ NOT_LOGGED_WITH_RANGE = _code(
     "ranges/profiles/lab.yaml:30:3: error: perf/critic_train_time is not logged at the catalog's commit "
     "(ranges/catalog.yaml:120:21); a range for it can never hold: remove it",
 )
+READ_AT_CATALOG_COMMIT = _code(
+    "MM116",
+    "read-at-catalog-commit",
+    "An origin's `read_at` names the catalog's own commit: an origin without `read_at` is read at that commit, so "
+    "the field says nothing and looks like a flag not cleared.",
+    "Remove `read_at` from the origin.",
+    "ranges/catalog.yaml:30:20: error: train/grad_norm: read_at names the catalog's commit 31f1ca961a94; an "
+    "origin without read_at is read there: remove it",
+)
 
 # --- 2: the source's YAML ------------------------------------------------------------------------
 INVALID_YAML = _code(
@@ -672,6 +681,29 @@ CHECKOUT_MODIFIED = _code(
     "ranges/catalog.yaml:2:90: warning: 2 file(s) of the checkout differ from its commit 31f1ca961a94 "
     "(miles/utils/misc.py, miles/utils/broken.py): the scan and the evidence read them as they are, not as "
     "Miles has them at that commit",
+)
+NOT_RE_READ = _code(
+    "MM619",
+    "not-re-read",
+    "The Miles code of an entry changed after it was last read (its evidence line changed, its symbol is gone, "
+    "its symbol's code changed, or its key is no longer logged): `coverage --write` keeps the entry as it was read, "
+    "with `read_at`, and it stays flagged until a person reads it again.",
+    "Read the lines of the diff the work list shows, correct the entry (computed, logged, path, symbol, line, "
+    "evidence) as the code at the catalog's commit has it, and remove its read_at.",
+    "ranges/catalog.yaml:40:20: error: train/grad_norm: not yet re-read at Miles 0123456789ab (last read at "
+    "31f1ca961a94): the code of 'train_step' in miles/backends/megatron_utils/model.py changed, though its "
+    "evidence line did not",
+)
+LOGGED_OMITS_BACKEND = _code(
+    "MM620",
+    "logged-omits-backend",
+    "An entry's origins live under one training backend's folder only (miles/backends/megatron_utils/ or "
+    "fsdp_utils/), but its `logged` does not name that backend: a reader of the other backend looks for the key "
+    "in vain.",
+    "Say in `logged` which backend logs the key (e.g. 'by the Megatron backend only'), after reading whether the "
+    "other backend logs it too (then name both).",
+    "ranges/catalog.yaml:812:19: error: perf/train_time: logged does not name the Megatron backend, yet its "
+    "origins live only under miles/backends/megatron_utils/",
 )
 
 # --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------
