@@ -446,17 +446,18 @@ NO_RUN_FILES = _code(
     "MM502",
     "no-run-files",
     "A folder given as a run holds no metrics file of a known form.",
-    "Point at the folder of the run's event, dashboard, CI history, TensorBoard or W&B CSV files.",
-    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ci-history, "
-    "tensorboard, wandb-csv; name the form with --input-format)",
+    "Point at the folder of the run's metrics files, in a form judge reads (docs/judging.md lists them).",
+    # The forms tried are the registry's (runs/forms.py), named in full by the message itself.
+    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ...; "
+    "name the form with --input-format)",
 )
 UNKNOWN_RUN_FORM = _code(
     "MM503",
     "unknown-run-form",
     "A run file's form cannot be told from its content, or --input-format names no form.",
-    "Name the form with --input-format (events, dashboard, ci-history, tensorboard, wandb-csv).",
-    "run.log:1:1: error: not a metrics file of a known form (tried: events, dashboard, ci-history, tensorboard, "
-    "wandb-csv; name the form with --input-format)",
+    "Name the form with --input-format (`metrics-manual judge --help` lists the forms).",
+    "notes.txt:1:1: error: not a metrics file of a known form (tried: events, dashboard, ...; "
+    "name the form with --input-format)",
 )
 CORRUPT_LINE = _code(
     "MM504",
@@ -553,6 +554,15 @@ NOT_A_RUN_FILE = _code(
     "socket); it is not read, so judge never waits on a pipe.",
     "Give the run's files or folders; to judge what a pipe carries, write it to a file first.",
     "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
+)
+FOLDED_LINES = _code(
+    "MM518",
+    "folded-lines",
+    "A console log's metric line ends in Ray's `[repeated Nx across cluster]`: Ray printed one line for several "
+    "alike lines of other processes (RAY_DEDUP_LOGS), whose values are not in the log. The line shown was read.",
+    "Run with RAY_DEDUP_LOGS=0 so that every process's lines are printed, or judge the run's event log.",
+    "run.log:412:1: warning: Ray folded 3 alike lines of other processes into this metric line (RAY_DEDUP_LOGS); "
+    "their values are not in the log",
 )
 
 # 520 on: what derive found in the ranges it writes.
