@@ -13,9 +13,9 @@ The rules of a merge (docs/judging.md states them in these words):
   logged again is named in the result as re-logged (a resumed run), unless its later record
   has a higher `attempt` than the one it replaces (the event log's fault-tolerance retry);
 - across files, a step's records are ordered by when each was written: a record's time is the
-  event log's `timestamp`, the dashboard's `ts`, TensorBoard's `wall_time` and the W&B history's
-  `_timestamp` (the CI history has none). A record of a later life of the run supersedes, whatever
-  the attempts, and the step is named re-logged: a record of a file whose first record was written
+  field its form names (`RunForm.time`, in the table of forms); a form without one has none. A
+  record of a later life of the run supersedes, whatever the attempts, and the step is named
+  re-logged: a record of a file whose first record was written
   after another file's last record (a resumed process in a file of its own, as TensorBoard's new
   file of each process), a record written more than LIFE_GAP (a second) after another file's last
   record (a resumed process appended to the file of the one it replaces: the sinks of one log()
