@@ -692,8 +692,10 @@ def test_code_paths_link_to_the_catalog_commit(reads, manual) -> None:
             if metric.origin is None or not code.url:
                 assert links == [], metric.key
                 continue
-            # Where the value is computed, then where its key is named when that is elsewhere.
+            # Where the value is computed, then where its key is named when that is elsewhere, then where it
+            # logs an idle value.
             places = [metric.origin] + ([metric.origin.named_at] if metric.origin.named_at else [])
+            places += [metric.idle.at] if metric.idle else []
             blob = f"{code.url.rstrip('/')}/blob/{code.commit}/"
             urls = [blob + urllib.parse.quote(p.path, safe="/") for p in places]
             # An evidenced place links to its line, and shows that line beside a link to it.
@@ -1137,7 +1139,15 @@ def fragments(manual: Manual) -> list[tuple[str, str]]:
         last = key.rsplit("/", 1)[1]
         out.append((last.replace("_", " "), key))
         out += [(part, key) for part in last.split("_") if len(part) >= 4 and parts.get(part) == {key}]
-    return [(q, k) for q, k in out if not any(t.startswith(w) for w in q.split() for t in titles[k])]
+    # A query another entry's last segment also spells (`raw reward`: rollout/raw_reward and an adapter's
+    # {adapter}/raw_reward_{stat}) names either: left out.
+    lasts = {k: k.rsplit("/", 1)[-1].replace("_", " ") for k in manual.metrics}
+    shared = {(q, k) for q, k in out if any(q in last for other, last in lasts.items() if other != k)}
+    return [
+        (q, k)
+        for q, k in out
+        if (q, k) not in shared and not any(t.startswith(w) for w in q.split() for t in titles[k])
+    ]
 
 
 def test_a_key_fragment_finds_its_entry_first(page, site, manual) -> None:
