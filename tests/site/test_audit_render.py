@@ -131,8 +131,8 @@ def test_a_key_not_logged_says_so_and_is_never_called_logged(pages: dict[str, st
 def test_the_coverage_page_shows_the_audits_state(pages: dict[str, str]) -> None:
     page = pages["docs/reference/coverage.md"]
     assert (
-        "3 of the 4 places in the code that the catalog names (each entry's origin, and where its key's name is "
-        "built) carry an evidence line" in page
+        "3 of the 4 places in the code that the catalog names (each entry's origin, where its key's name is "
+        "built, and where it logs an idle value) carry an evidence line" in page
     )
     # grad_norm and the weights carry evidence everywhere: pg_clipfrac alone is not verified.
     assert (
