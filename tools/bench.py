@@ -745,7 +745,7 @@ def follow_report(lengths: list[int]) -> None:
         for key in m.members or [m.key]
     }
     groups: dict[str, dict[str, float]] = {}
-    for key in sorted(judged_keys(profile)):
+    for key in sorted(judged_keys(profile) & healthy.keys()):  # not a key read only to tell an idle value
         if sk := step_keys.get(key.split("/", 1)[0]):
             groups.setdefault(sk, {})[key] = healthy[key]
     sk, keys = max(groups.items(), key=lambda kv: len(kv[1]))
