@@ -188,9 +188,11 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
     if not path.is_dir() or next(python_files(path), None) is None:
         click.echo(f"{inert(miles)}:1:1: error: not a Miles checkout: no folder with Python files", err=True)
         sys.exit(EXIT_INPUT)
-    result = compare(manual.catalog, manual.coverage, scan(path, frozenset(manual.catalog.step_keys)), path)
+    # Miles' own catalog: a team's keys (ranges/catalogs/) are its fork's, never held against Miles.
+    miles_catalog = manual.miles_catalog
+    result = compare(miles_catalog, manual.coverage, scan(path, frozenset(miles_catalog.step_keys)), path)
     # The evidence of each origin and named_at, its findings placed at the catalog's fields.
-    checked = evidence.verify(manual.catalog, path)
+    checked = evidence.verify(miles_catalog, path)
     catalog_doc, _ = read_document(project / CATALOG, CATALOG)
     found = evidence.findings(checked, catalog_doc)
     if fmt == "json":
