@@ -209,8 +209,15 @@ def update(target: CommentedMap, values: dict[str, Any]) -> None:
 class ProfileFile:
     """One profile file, loaded for editing; `text()` is the file with the edits made."""
 
-    def __init__(self, text: str, display: str, indent: tuple[int, int, int] | None = None) -> None:
-        """`indent`: the layout of what the edit adds, for a file too short to show its own (a new one)."""
+    def __init__(
+        self,
+        text: str,
+        display: str,
+        indent: tuple[int, int, int] | None = None,
+        prefer: tuple[int, int, int] | None = None,
+    ) -> None:
+        """`indent`: the layout of what the edit adds, for a file too short to show its own (a new one);
+        `prefer`: the layout tried first, kept when the file shows no other (a file of no list yet)."""
         self.display = display
         # ruamel reads \r\n and a lone \r as \n: edited lines get the file's line ends back.
         self.eol = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
@@ -244,7 +251,7 @@ class ProfileFile:
         # are matched, not zipped: a flow mapping over two lines would shift every later line.
         best: tuple[int, YAML, str] | None = None
         lines = readable.splitlines()
-        for tried in [indent] if indent is not None else _INDENTS:
+        for tried in [indent] if indent is not None else [*([prefer] if prefer else []), *_INDENTS]:
             y = _yaml(tried)
             dumped = _dump(y, data)
             matcher = difflib.SequenceMatcher(None, dumped.splitlines(), lines, autojunk=False)
@@ -341,7 +348,7 @@ def append(container: CommentedMap | CommentedSeq, key: Any, value: Any) -> None
 NEW_FILE_INDENT = (2, 4, 2)  # the layout of the profiles people write: `  - ` under a key
 
 
-def _text_scalar(value: str) -> str:
+def text_scalar(value: str) -> str:
     """A string as the project's YAML 1.1 reader reads it back: quoted where PyYAML would quote it
     (`yes`, `1:20`, `null` are strings only quoted, which ruamel's YAML 1.2 rules leave plain)."""
     plain = yaml.safe_dump(value, allow_unicode=True, width=1 << 16)
@@ -356,7 +363,7 @@ def _new_node(value: Any, flow: bool = False) -> Any:
             m.fa.set_flow_style()
         return m
     if isinstance(value, str):
-        return _text_scalar(value)
+        return text_scalar(value)
     return _plain(value, flow)
 
 
