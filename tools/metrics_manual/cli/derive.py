@@ -88,7 +88,7 @@ def as_json(p: DerivePlan, project: Path, written: bool) -> str:
     """What derive found and did, for a program: each range, each key not ranged and why, the edits."""
     return json.dumps(
         {
-            "profile": p.display,
+            "profile_file": p.display,
             "written": written,
             "ranges": [
                 {
