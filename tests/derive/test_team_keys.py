@@ -116,7 +116,7 @@ def test_add_keys_documents_the_forks_keys_and_judge_then_fails_the_exploding_au
 
     validated = run_cli("validate", "--root", str(project))
     assert validated.returncode == 0
-    warned = [line for line in validated.stderr.splitlines() if "[MM118]" in line]
+    warned = [line for line in validated.stderr.splitlines() if "[MM119]" in line]
     assert len(warned) == 4 and all(line.startswith("ranges/catalogs/moe-team.yaml:") for line in warned)
 
     run_build(project)

@@ -255,7 +255,7 @@ def test_an_infinity_past_an_open_side_fires(tmp_path: Path) -> None:
 
 
 def test_a_key_without_a_step_key_is_refused_before_any_export(tmp_path: Path) -> None:
-    # A range of some steps of such a key could never be placed: validate refuses the catalog (MM116),
+    # A range of some steps of such a key could never be placed: validate refuses the catalog (MM117),
     # so no export has to leave its rule out.
     catalog = TINY_CATALOG + "  - id: other\n    title: Other\n    metrics:\n      - {key: other/x, meaning: m}\n"
     profile = (
@@ -265,4 +265,4 @@ def test_a_key_without_a_step_key_is_refused_before_any_export(tmp_path: Path) -
     root = write_project(tmp_path / "p", catalog, {"tiny": profile})
     result = run_cli("export", "--root", str(root), "--profile", "tiny", "--format", "prometheus")
     assert result.returncode == 2 and result.stdout == ""
-    assert "its namespace 'other' has no step key" in result.stderr and "[MM116]" in result.stderr
+    assert "its namespace 'other' has no step key" in result.stderr and "[MM117]" in result.stderr

@@ -54,7 +54,7 @@ def test_a_key_whose_namespace_has_no_step_key_is_an_error_where_it_stands(tmp_p
     assert findings(root) == [
         "ranges/catalogs/moe-team.yaml:9:14: error: moe/expert_utilization: its namespace 'moe' has no step key, so "
         "no value of it could be placed at its step: add `moe: STEP_KEY` under step_keys in "
-        "ranges/catalogs/moe-team.yaml (the step key its records carry, such as train/step or rollout/step) [MM116]"
+        "ranges/catalogs/moe-team.yaml (the step key its records carry, such as train/step or rollout/step) [MM117]"
     ]
 
 
@@ -72,7 +72,7 @@ def test_a_namespace_has_one_step_key(tmp_path: Path) -> None:
     root = project(tmp_path, TEAM.replace("{moe: train/step}", "{moe: train/step, train: rollout/step}"))
     assert findings(root) == [
         "ranges/catalogs/moe-team.yaml:3:37: error: namespace 'train' has the step key train/step in "
-        "ranges/catalog.yaml; a namespace has one step key: remove this one, or write train/step [MM117]"
+        "ranges/catalog.yaml; a namespace has one step key: remove this one, or write train/step [MM118]"
     ]
     # The same step key again is no clash.
     load_manual(project(tmp_path / "same", TEAM.replace("{moe: train/step}", "{moe: train/step, train: train/step}")))

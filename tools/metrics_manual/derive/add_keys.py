@@ -17,13 +17,14 @@ from pathlib import Path
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from metrics_manual.derive.not_ranged import carried_step_key, lacking, logged_keys
-from metrics_manual.derive.profile_edit import NEW_FILE_INDENT, ProfileFile, append, text_scalar
+from metrics_manual.derive.profile_edit import NEW_FILE_INDENT
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.disk.files import read_text
 from metrics_manual.model.keys import KeySet
 from metrics_manual.model.schema import METRIC_KEY_PATTERN, PLACEHOLDER_MEANING
 from metrics_manual.runs.run import Run
 from metrics_manual.source.load import TEAMS, Manual, Team
+from metrics_manual.source.yaml_edit import YamlEdit, append, text_scalar
 
 NEW_TEAM = """\
 team: the MoE team
@@ -101,7 +102,7 @@ def add_keys(
 def _edited(text: str, team: Team, keys: list[str], step_keys: dict[str, str], taken: set[str]) -> str:
     """The team catalog's text with `keys` appended to its last section (a new one when it has none), and
     the namespaces of `step_keys` under its step_keys."""
-    editor = ProfileFile(text, team.path, prefer=NEW_FILE_INDENT)
+    editor = YamlEdit(text, team.path, prefer=NEW_FILE_INDENT)
     data = editor.data
     if step_keys and (data.get("step_keys") is None):
         data.pop("step_keys", None)

@@ -44,6 +44,7 @@ class Part:
     doc: Document
     sections: Sequence[Section]
     step_keys: Mapping[str, str]
+    commit: str  # the commit its origins were read at (Miles', or the team's fork's)
 
     def metrics(self) -> Iterator[tuple[Loc, Metric]]:
         """Each metric with its place in the file."""

@@ -471,13 +471,13 @@ def _read_catalogs(
         findings += found
         if team is not None:
             out.teams.append(Team(path.stem, doc.path, team))
-            out.parts.append(Part(doc, team.sections, team.step_keys))
+            out.parts.append(Part(doc, team.sections, team.step_keys, team.code.commit))
     for doc in docs:
         keys, sections = _catalog_names(doc.data)
         out.keys |= keys
         out.sections |= sections
     if out.catalog is not None:
-        out.parts.insert(0, Part(cat_doc, out.catalog.sections, out.catalog.step_keys))
+        out.parts.insert(0, Part(cat_doc, out.catalog.sections, out.catalog.step_keys, out.catalog.code.commit))
         findings += check_catalogs(out.parts)
     return out, findings
 
@@ -512,7 +512,7 @@ def _load(root: Path, *, fast: bool) -> Manual:
             profiles.append((profile, doc))
     catalog = merged(cats.catalog, cats.teams) if cats.catalog is not None else None
     findings += _check_profile_ids(profiles, cats.parts)
-    findings += _check_not_logged(cats.parts, profiles)
+    findings += _check_not_logged(cats.parts, profiles) + _check_read_at(cats.parts)
     coverage = None
     if (root / COVERAGE).exists():
         cov_doc, found = next(read)
@@ -582,6 +582,25 @@ def _check_not_logged(parts: list[Part], profiles: list[tuple[Profile, Document]
                                 key=True,
                             )
                         )
+    return out
+
+
+def _check_read_at(parts: list[Part]) -> list[Finding]:
+    """An origin's `read_at` is another commit than its catalog's (the one where a flag is cleared by removing it)."""
+    out: list[Finding] = []
+    for part in parts:
+        code = part.commit
+        for at, metric in part.metrics():
+            read_at = metric.origin.read_at if metric.origin else None
+            if read_at is not None and (read_at.startswith(code) or code.startswith(read_at)):
+                out.append(
+                    part.doc.finding(
+                        (*at, "origin", "read_at"),
+                        f"{metric.key}: read_at names the catalog's commit {code[:12]}; an origin without read_at is "
+                        "read there: remove it",
+                        code=codes.READ_AT_CATALOG_COMMIT,
+                    )
+                )
     return out
 
 
