@@ -161,3 +161,22 @@ def test_judge_says_one_true_thing_of_a_logged_key_its_profile_cannot_place(
     line = next(x for x in ran.stdout.splitlines() if "moe/expert_utilization" in x)
     assert line.startswith("ERROR moe/expert_utilization:") and "logged by the run, but its namespace moe" in line
     assert "no value logged" not in ran.stdout
+
+
+def test_a_hostile_key_is_named_inert(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", TINY_CATALOG + MTP, {"tiny": TINY_PROFILE})
+    runs = []
+    for i in (1, 2):
+        run = moe_run(i)
+        run["train/x\x1b[31mred"] = dict.fromkeys(range(10), 1.0)
+        write_events(run, tmp_path / f"seed-{i}")
+        runs += ["--run", f"seed-{i}={tmp_path / f'seed-{i}'}"]
+    ran = run_cli("derive", "--root", str(project), "--profile", "tiny", *runs)
+    assert "\x1b" not in ran.stdout and "train/x\\x1b[31mred" in ran.stdout
+    # --add-keys adds no key a catalog cannot hold, and says why.
+    (project / "ranges" / "catalogs").mkdir()
+    (project / "ranges" / "catalogs" / "moe-team.yaml").write_text(TEAM, "utf-8")
+    code, out = derive(project, runs, "--add-keys", "moe-team")
+    assert code == 0 and "train/x\x1b[31mred" not in out["added"]["keys"]  # type: ignore[index]
+    why = {n["key"]: n["reason"] for n in out["not_ranged"]}  # type: ignore[attr-defined]
+    assert "not a key a catalog can hold" in why["train/x\x1b[31mred"]
