@@ -68,8 +68,9 @@ UNKNOWN_KIND = _code(
     "MM103",
     "unknown-kind",
     "An expectation's `kind` is none of the range kinds.",
-    "Use one of the kinds the message lists (band, median, exact, presence).",
-    "ranges/profiles/lab.yaml:20:13: error: unknown kind 'range'; expected one of: 'band', 'median', 'exact', 'presence'",
+    "Use one of the kinds the message lists (band, median, exact, presence, corridor).",
+    "ranges/profiles/lab.yaml:20:13: error: unknown kind 'range'; expected one of: 'band', 'median', 'exact', 'presence', "
+    "'corridor'",
 )
 WRONG_TYPE = _code(
     "MM104",
@@ -163,6 +164,18 @@ NOT_LOGGED_WITH_RANGE = _code(
     "Remove the range from the profile, or, if the key is logged after all, remove `not_logged` from the catalog.",
     "ranges/profiles/lab.yaml:30:3: error: perf/critic_train_time is not logged at the catalog's commit "
     "(ranges/catalog.yaml:120:21); a range for it can never hold: remove it",
+)
+
+BAD_REFERENCE = _code(
+    "MM116",
+    "bad-reference",
+    "A corridor's reference cannot be used: its source is no pinned capture inside the project (a `sha256`, a "
+    "relative path, no symlink), or the capture has no clean line for the metric (each step once and in order, "
+    "each value a finite number).",
+    "Point `reference.source` at a capture source with a `sha256` under captures/, and fix or derive the "
+    "capture again (`metrics-manual derive --kind corridor`).",
+    "captures/lab/reference.jsonl:3:1: error: the reference of rollout/raw_reward (ranges/profiles/lab.yaml:20:19) "
+    "is not a finite number at step 12 (NaN): a reference is finite at each of its steps",
 )
 
 # --- 2: the source's YAML ------------------------------------------------------------------------
