@@ -25,7 +25,7 @@ from metrics_manual.model.phrase import describe, describe_all, num, unit_name, 
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
 from metrics_manual.runs.run import Run
 from metrics_manual.site.audit import audit
-from metrics_manual.site.curves import page_context
+from metrics_manual.site.curves import page_context, reference_words
 from metrics_manual.site.fieldref import field_reference
 from metrics_manual.site.range_drawing import range_drawing
 from metrics_manual.source.load import Manual
@@ -118,6 +118,7 @@ def environment(templates: Path) -> jinja2.Environment:
         unit_name=unit_name,
         drawing=drawing,
         metric_anchor=metric_anchor,
+        reference=lambda e, profile: reference_words(profile, e),
     )
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
