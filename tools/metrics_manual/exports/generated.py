@@ -36,6 +36,8 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
 def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
-        f"{SCHEMA_DIR}/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+        f"{SCHEMA_DIR}/profile.schema.json": schema_text(
+            Profile, "metrics-manual profile (ranges/profiles/*.yaml)", written=True
+        ),
         f"{SCHEMA_DIR}/coverage.schema.json": schema_text(Coverage, "metrics-manual coverage (ranges/coverage.yaml)"),
     }
