@@ -11,12 +11,16 @@ or as a share of |reference| (`rel_up`: a reach that grows with the value), whic
 narrower corridor on average over the steps (a share only where the reference is never 0); derive
 rounds it up to the digits asked. Every run it is derived from therefore lies inside it, SPREAD times over.
 
-Why SPREAD = 3: the next run is not one of the runs. A run left out lies from the mean of the
+Why SPREAD = 4: the next run is not one of the runs. A run left out lies from the mean of the
 others by n/(n-1) times its deviation from the mean of all (1.5 times, of three runs), and the
-others' largest deviation is taken over fewer runs; Megatron-LM's statistics script recommends 1.5
-times the largest deviation seen between seeds for a check at each step. Measured on generated runs
-(tests/derive/test_derive_corridor.py, docs/deriving.md): at 3, each of three seeds passes the
-corridor of the other two and a fourth seed passes the corridor of three, where 1.5 fails them.
+others' largest deviation is taken over fewer runs. Megatron-LM's compute_golden_statistics.py
+(tests/functional_tests/python_test_utils/, read in a public copy, no commit pinned) recommends 1.5
+times the largest relative deviation from the runs' per-step mean (its --confidence-multiplier).
+Measured (tools/derive_methods.py; docs/deriving.md has the table): on generated runs, each of three
+seeds passes the corridors of the other two for 74 of 100 seed sets at 4 (35 at 3, none at 1.5), a
+fourth seed passes those of three for 98 (91 at 3); every miss is the gradient norm's, whose rare
+spikes no three seeds foretell. On the lag example's runs (tests/derive/test_derive_corridor.py)
+every seed set holds at 4 and none at 1.5.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Literal
 
 from metrics_manual.model.phrase import measured, num, percent
 
-SPREAD = 3.0
+SPREAD = 4.0
 NOISY = 0.1
 ROLLING = 5
 FEWEST_STEPS = 5  # a noise test needs a few steps; fewer are taken as they are

@@ -145,14 +145,14 @@ def curve(series: list[Any]) -> tuple[list[list[int | float]], str | None]:
     before: int | None = None
     for i, p in enumerate(series):
         if type(p) is not list or len(p) != 2:
-            return [], f"point {i + 1} is not [step, value]: {shown(json.dumps(p)[:40])}"
+            return [], f"point {i + 1} is not [step, value]: {json.dumps(p)[:40]}"
         step, value = p
         if type(step) is not int or not 0 <= step < STEP_LIMIT:
-            return [], f"point {i + 1}: the step {shown(json.dumps(step)[:40])} is not a whole number from 0"
+            return [], f"point {i + 1}: the step {json.dumps(step)[:40]} is not a whole number from 0"
         if isinstance(value, str) and value in _MARKERS:
             return [], f"not a finite number at step {step} ({value}): a reference is finite at each of its steps"
         if type(value) not in (int, float):
-            return [], f"step {step}: the value {shown(json.dumps(value)[:40])} is not a number"
+            return [], f"step {step}: the value {json.dumps(value)[:40]} is not a number"
         try:
             number = float(value)
         except OverflowError:
