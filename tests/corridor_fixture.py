@@ -11,6 +11,7 @@ from pathlib import Path
 from conftest import TINY_CATALOG, write_project
 from metrics_manual.runs.capture import reference_text
 from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
 
 KEY = "rollout/raw_reward"
 STEPS = 100
@@ -26,8 +27,8 @@ def reward_run(seed: int, *, lag: int = 0, steps: int = STEPS, noise: float = 0.
     """One run of the reward (and its step key), with Gaussian noise of `noise` at each step."""
     rng = random.Random(seed)
     run = Run()
-    run.series[KEY] = {s: reward(s, lag) + rng.gauss(0, noise) for s in range(steps)}
-    run.series["rollout/step"] = {s: float(s) for s in range(steps)}
+    run.series[KEY] = Series((s, reward(s, lag) + rng.gauss(0, noise)) for s in range(steps))
+    run.series["rollout/step"] = Series((s, float(s)) for s in range(steps))
     return run
 
 

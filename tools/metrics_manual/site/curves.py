@@ -53,15 +53,14 @@ class ReferenceCurves:
         title += "".join(f"; {words}" for words in references)
         return series_drawing(series, expectations, metric.unit, title=title, domain=bounds(metric.value_domain))
 
-    def corridors(self, profile: Profile) -> list[tuple[str, Metric, list[Corridor], str]]:
-        """Each metric of `profile` with a corridor, for the profile page: its section's id, the metric,
-        its corridors and their drawing."""
+    def corridors(self, profile: Profile) -> list[tuple[Metric, list[Corridor], str]]:
+        """Each metric of `profile` with a corridor, for the profile page: the metric, its corridors and
+        their drawing."""
         out = []
-        for section in self.manual.catalog.sections:
-            for metric in section.metrics:
-                corridors = [e for e in profile.expectations.get(metric.key, []) if isinstance(e, Corridor)]
-                if corridors:
-                    out.append((section.id, metric, corridors, self.drawing(profile, metric, metric.key)))
+        for metric in self.manual.metrics.values():
+            corridors = [e for e in profile.expectations.get(metric.key, []) if isinstance(e, Corridor)]
+            if corridors:
+                out.append((metric, corridors, self.drawing(profile, metric, metric.key)))
         return out
 
 
