@@ -234,6 +234,17 @@ def test_a_huge_reference_capture_is_not_read(tmp_path: Path, monkeypatch: pytes
     assert finding.startswith(f"{P}:8:") and finding.endswith("[MM116]")
 
 
+def test_a_family_has_no_corridor(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    sha = pin(root, REFERENCE, GOOD)
+    text = corridor_profile(sha).replace(f"  {KEY}:\n", "  train/weight/*:\n")
+    write_project(root, TINY_CATALOG, {"p": text})
+    assert findings_of(root) == [
+        f"{P}:11:14: error: a corridor follows the curve of one key, and train/weight/* stands for several: range "
+        "it with a band [MM116]"
+    ]
+
+
 def test_a_reference_source_must_be_a_pinned_capture(tmp_path: Path) -> None:
     root = tmp_path / "p"
     sha = pin(root, REFERENCE, GOOD)

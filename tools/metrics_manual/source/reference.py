@@ -185,6 +185,11 @@ def fill_references(doc: Document, captures: CaptureFiles) -> list[Finding]:
             if not isinstance(ref, dict) or not isinstance(ref.get("source"), str):
                 continue  # the model says what is wrong with it
             at = ("expectations", key, i, "reference")
+            if str(key).endswith("/*") or "{" in str(key):
+                why = f"a corridor follows the curve of one key, and {key} stands for several: range it with a band"
+                out.append(doc.finding(("expectations", key, i, "kind"), why, code=codes.BAD_REFERENCE))
+                ref["points"] = [[0, 0]]  # the finding says it all: a stand-in keeps the model from more
+                continue
             if "points" in ref:
                 why = (
                     "points: a reference's points are read from its capture; remove them and name the capture in source"
