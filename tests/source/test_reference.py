@@ -189,10 +189,8 @@ def _place(root: Path, how: str) -> tuple[str, str]:
             "../elsewhere.jsonl",
             "capture '../elsewhere.jsonl' is not inside the project: a reference is a relative path under it",
         )
-    if how == "absolute":
-        return str(
-            outside
-        ), f"capture {str(outside)!r} is not inside the project: a reference is a relative path under it"
+    if how == "absolute":  # a long path is clipped in the finding: its words are what follows it
+        return str(outside), "is not inside the project: a reference is a relative path under it"
     if how == "symlink":
         (root / "captures").mkdir()
         os.symlink(outside, root / "captures" / "ref.jsonl")
