@@ -13,7 +13,8 @@
    the read floor, EventAccumulator, a csv loop) with the ratio.
    A console log (--part console): Miles' metric lines among SGLang's and other lines (~5% of the
    bytes), beside plain-Python loops that find the metric lines and parse their dicts.
-6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
+6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs;
+   the same runs as corridors (--kind corridor): derive's time, the reference capture, validate and exports.
 7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
 8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
    write that makes a finding certain to the finding's line, at run lengths of 1,000 to 100,000 steps;
@@ -272,6 +273,24 @@ def derive_figures(tmp: Path) -> None:
         print(
             f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
             f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB"
+        )
+        # The same runs as corridors (--kind corridor): the reference capture, and what reading it costs.
+        project = root / f"corridor-{steps}"
+        shutil.copytree(root / "ranges", project / "ranges", ignore=shutil.ignore_patterns("captures"))
+        mm = [sys.executable, "-m", "metrics_manual"]
+        wall, rss = timed([*mm, "derive", "--profile", "bench", "--kind", "corridor", *args, "--write"], project)
+        reference = project / "captures" / "bench" / "reference.jsonl"
+        load, _ = timed([*mm, "validate"], project)
+        exports = {
+            fmt: timed(
+                [*mm, "export", "--profile", "bench", "--format", fmt, "-o", str(project / f"x.{fmt}")], project
+            )[0]
+            for fmt in ("json", "yaml", "csv")
+        }
+        print(
+            f"[derive] {steps:,}-step runs as corridors of {len(keys)} keys: derive --kind corridor --write {wall:.2f} s "
+            f"wall, peak RSS {rss} MiB; reference capture {reference.stat().st_size / 2**20:.1f} MiB; validate "
+            f"{load:.2f} s; export " + ", ".join(f"{fmt} {t:.2f} s" for fmt, t in exports.items())
         )
 
 
