@@ -54,7 +54,7 @@ CORRIDOR_CASES = [
         "points written by hand",
         ("{source: ref}", "{source: ref, points: [[0, 1]]}"),
         f"{P}:11:49: error: points: a reference's points are read from its capture; remove them and name the "
-        "capture in source [MM117]",
+        "capture in source [MM120]",
     ),
     (
         "unknown source",
@@ -90,63 +90,63 @@ CAPTURE_CASES = [
         "not a finite number",
         GOOD.replace(",[3,", ',[3,"NaN"],[33,', 1),
         f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): not a finite number at step 3 (NaN): a "
-        "reference is finite at each of its steps [MM117]",
+        "reference is finite at each of its steps [MM120]",
     ),
     (
         "a step twice",
         GOOD.replace(",[3,", ",[2,0.5],[3,", 1),
         f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): step 2 again: a reference has each step "
-        "once, in order [MM117]",
+        "once, in order [MM120]",
     ),
     (
         "steps out of order",
         GOOD.replace("[[0,", "[[5,0.1],[0,", 1),
         f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): step 0 after step 5: a reference has each "
-        "step once, in order [MM117]",
+        "step once, in order [MM120]",
     ),
     (
         "an overflowing number",
         GOOD.replace(",[3,", ",[3,1e999],[33,", 1),
         f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): not a finite number at step 3: a reference "
-        "is finite at each of its steps [MM117]",
+        "is finite at each of its steps [MM120]",
     ),
     (
         "a bare NaN token",
         GOOD.replace(",[3,", ",[3,NaN],[33,", 1),
-        f'{REFERENCE}:1:1: error: not a CI-history line: expected {{"metric": ..., "series": [[step, value], ...]}} [MM117]',
+        f'{REFERENCE}:1:1: error: not a CI-history line: expected {{"metric": ..., "series": [[step, value], ...]}} [MM120]',
     ),
     (
         "not the metric's line",
         GOOD.replace(KEY, "rollout/other"),
         f"{P}:11:44: error: capture {REFERENCE} has no line of {KEY}: the reference of a metric is the capture's "
-        "line of its key [MM117]",
+        "line of its key [MM120]",
     ),
     (
         "a second line of the metric",
         GOOD + GOOD,
         f"{REFERENCE}:2:1: error: a second line of '{KEY}' (the first is line 1): a capture has one line per "
-        "metric [MM117]",
+        "metric [MM120]",
     ),
     (
         "no point",
         json.dumps({"metric": KEY, "series": []}) + "\n",
-        f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): its series has no point [MM117]",
+        f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): its series has no point [MM120]",
     ),
     (
         "a negative step",
         GOOD.replace("[[0,", "[[-1,", 1),
         f"{REFERENCE}:1:1: error: the reference of {KEY} ({P}:11:44): point 1: the step -1 is not a whole "
-        "number from 0 [MM117]",
+        "number from 0 [MM120]",
     ),
     (
         "deeply nested",
         "[" * 100_000 + "\n",
-        f'{REFERENCE}:1:1: error: not a CI-history line: expected {{"metric": ..., "series": [[step, value], ...]}} [MM117]',
+        f'{REFERENCE}:1:1: error: not a CI-history line: expected {{"metric": ..., "series": [[step, value], ...]}} [MM120]',
     ),
     (
         "not UTF-8",
         "\udcff",  # written as the byte 0xff below
-        f"{REFERENCE}:1:1: error: not UTF-8 text: a capture is CI-history lines [MM117]",
+        f"{REFERENCE}:1:1: error: not UTF-8 text: a capture is CI-history lines [MM120]",
     ),
 ]
 
@@ -229,7 +229,7 @@ def test_a_huge_reference_capture_is_not_read(tmp_path: Path, monkeypatch: pytes
     )  # the source's cap (read at each call): the YAML is far under
     [finding] = findings_of(project)
     assert f"the file has {len(huge):,} bytes; a source file may have at most {len(huge) - 1:,}" in finding
-    assert finding.startswith(f"{P}:8:") and finding.endswith("[MM117]")
+    assert finding.startswith(f"{P}:8:") and finding.endswith("[MM120]")
 
 
 def test_a_family_has_no_corridor(tmp_path: Path) -> None:
@@ -239,7 +239,7 @@ def test_a_family_has_no_corridor(tmp_path: Path) -> None:
     write_project(root, TINY_CATALOG, {"p": text})
     assert findings_of(root) == [
         f"{P}:11:14: error: a corridor follows the curve of one key, and train/weight/* stands for several: range "
-        "it with a band [MM117]"
+        "it with a band [MM120]"
     ]
 
 
@@ -250,7 +250,7 @@ def test_a_reference_source_must_be_a_pinned_capture(tmp_path: Path) -> None:
     write_project(root, TINY_CATALOG, {"p": unpinned})
     assert findings_of(root) == [
         f"{P}:8:30: error: capture ref has no sha256: a reference is pinned, so that a changed curve cannot pass "
-        "unseen [MM117]"
+        "unseen [MM120]"
     ]
     log = (
         corridor_profile(sha)
@@ -258,4 +258,4 @@ def test_a_reference_source_must_be_a_pinned_capture(tmp_path: Path) -> None:
         .replace(", keys: [mean], sha256: " + sha, "")
     )
     write_project(root, TINY_CATALOG, {"p": log})
-    assert findings_of(root) == [f"{P}:11:44: error: source ref is no capture: a reference is a capture's line [MM117]"]
+    assert findings_of(root) == [f"{P}:11:44: error: source ref is no capture: a reference is a capture's line [MM120]"]
