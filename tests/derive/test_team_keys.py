@@ -127,8 +127,10 @@ def test_add_keys_documents_the_forks_keys_and_judge_then_fails_the_exploding_au
         in entry
     )
     assert "`ranges/catalogs/moe-team.yaml`" in entry
+    assert "edit ranges/catalogs/moe-team.yaml and ranges/profiles/*.yaml" in page  # the file to edit is the team's
     miles_page = (project / "docs" / "reference" / "metrics" / "training.md").read_text("utf-8")
     assert "mm-team" not in miles_page  # Miles' own keys are not the team's
+    assert "edit ranges/catalog.yaml and ranges/profiles/*.yaml" in miles_page
 
     after = run_cli("judge", "--root", str(project), "--profile", "tiny", str(tmp_path / "bad"))
     assert after.returncode == 1
