@@ -13,7 +13,8 @@
    the read floor, EventAccumulator, a csv loop) with the ratio.
    A console log (--part console): Miles' metric lines among SGLang's and other lines (~5% of the
    bytes), beside plain-Python loops that find the metric lines and parse their dicts.
-6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
+6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs;
+   the same runs as corridors (--kind corridor): derive's time, the reference capture, validate and exports.
 7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
 8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
    write that makes a finding certain to the finding's line, at run lengths of 1,000 to 100,000 steps;
@@ -238,7 +239,18 @@ def derive_figures(tmp: Path) -> None:
     (root / "ranges" / "profiles").mkdir(parents=True)
     shutil.copy(REPO / "ranges" / "catalog.yaml", root / "ranges" / "catalog.yaml")
     catalog = load_manual(REPO).catalog
-    keys = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+    # Keys a run logs: no {name} pattern, no key the catalog says no process logs. The real profiles come
+    # along, for the catalog's quotes of their words (lab_vs_code).
+    for profile in (REPO / "ranges" / "profiles").iterdir():
+        shutil.copy(profile, root / "ranges" / "profiles" / profile.name)
+    keys = [
+        k
+        for s in catalog.sections
+        for m in s.metrics
+        if m.not_logged is None
+        for k in (m.members or [m.key])
+        if "{" not in k
+    ]
     lines = "".join(f"  {k}:\n    - {{kind: band, min: 0, max: 1}}\n" for k in keys)
     (root / "ranges" / "profiles" / "bench.yaml").write_text(
         "id: bench\ntitle: Bench\nsummary: Made up.\nadvice: None.\nsetup: {framework: Miles, model: M, dataset: D, "
@@ -265,13 +277,31 @@ def derive_figures(tmp: Path) -> None:
                 "bench",
                 *args,
                 "--capture-to",
-                str(root / "ranges" / "captures"),
+                str(root / "captures"),
             ],
             root,
         )
         print(
             f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
             f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB"
+        )
+        # The same runs as corridors (--kind corridor): the reference capture, and what reading it costs.
+        project = root / f"corridor-{steps}"
+        shutil.copytree(root / "ranges", project / "ranges", ignore=shutil.ignore_patterns("captures"))
+        mm = [sys.executable, "-m", "metrics_manual"]
+        wall, rss = timed([*mm, "derive", "--profile", "bench", "--kind", "corridor", *args, "--write"], project)
+        reference = project / "captures" / "bench" / "reference.jsonl"
+        load, _ = timed([*mm, "validate"], project)
+        exports = {
+            fmt: timed(
+                [*mm, "export", "--profile", "bench", "--format", fmt, "-o", str(project / f"x.{fmt}")], project
+            )[0]
+            for fmt in ("json", "yaml", "csv")
+        }
+        print(
+            f"[derive] {steps:,}-step runs as corridors of {len(keys)} keys: derive --kind corridor --write {wall:.2f} s "
+            f"wall, peak RSS {rss} MiB; reference capture {reference.stat().st_size / 2**20:.1f} MiB; validate "
+            f"{load:.2f} s; export " + ", ".join(f"{fmt} {t:.2f} s" for fmt, t in exports.items())
         )
 
 
@@ -354,6 +384,21 @@ def cpu_of(cmd: list[str], cwd: Path = REPO) -> float:
     )
     out = subprocess.run([sys.executable, "-c", script, *cmd], cwd=cwd, env=ENV, capture_output=True, text=True)
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def startup_report(runs: int) -> None:
+    """Each command's --help, --version and a validate of the real tree: CPU seconds beyond `python -c pass`
+    (the median of `runs`), the price a user pays before the command does anything."""
+    from metrics_manual.cli.main import COMMANDS
+
+    floor = statistics.median(cpu_of([sys.executable, "-c", "pass"]) for _ in range(runs))
+    entry = [sys.executable, "-m", "metrics_manual"]
+    cases = {f"{name} --help": [name, "--help"] for name in sorted(COMMANDS)}
+    cases |= {"--help": ["--help"], "--version": ["--version"], "validate (the real tree)": ["validate"]}
+    print(f"[startup] python -c pass: {floor:.3f} s CPU (the floor); median of {runs} runs, beyond it:")
+    for label, args in cases.items():
+        cpu = statistics.median(cpu_of([*entry, *args]) for _ in range(runs))
+        print(f"[startup]   metrics-manual {label:<26} {cpu - floor:.3f} s")
 
 
 def realistic_event_log(path: Path, mb: int, metric_share: float = 0.09) -> int:
@@ -824,7 +869,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--part", choices=("all", "manual", "judge", "realistic", "console", "derive", "serve", "follow"), default="all"
+        "--part",
+        choices=("all", "startup", "manual", "judge", "realistic", "console", "derive", "serve", "follow"),
+        default="all",
     )
     parser.add_argument(
         "--judge-mb",
@@ -841,6 +888,8 @@ def main() -> None:
     # The package's bytecode, as an installed package has it: this machine sets PYTHONDONTWRITEBYTECODE,
     # and compiling the package's own modules at each start would be timed with every command.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tools" / "metrics_manual")], check=True)
+    if args.part in ("all", "startup") and not args.validate:
+        startup_report(args.runs)
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb or 1000)
     if args.part in ("all", "realistic") and not args.validate:
@@ -855,7 +904,7 @@ def main() -> None:
         serve_report(3 if args.quick else 5)
     if args.part in ("all", "follow") and not args.validate:
         follow_report([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
-    if args.part in ("judge", "realistic", "console", "derive", "serve", "follow"):
+    if args.part in ("startup", "judge", "realistic", "console", "derive", "serve", "follow"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

@@ -6,9 +6,9 @@ judge/steps.py) and the findings that are certain and were not printed before ar
 step order. A step is finished once a later step of its step key is written. The findings, each
 printed as soon as it is certain (docs/judging.md states them in these words):
 
-- out of range: the first failing step of a band or an exact expectation, as soon as its value is
-  read, an expectation that is an error too (a value written is certain; a later record of its
-  step that supersedes it is printed too);
+- out of range: the first failing step of a band, an exact expectation or a corridor, as soon as
+  its value is read, an expectation that is an error too (a value written is certain; a later
+  record of its step that supersedes it is printed too);
 - a median that fails, once every step it covers is finished;
 - not a finite number: a metric's first such value (NaN, an infinity, a string ...), as soon as it
   is read (likewise);

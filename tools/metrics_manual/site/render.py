@@ -20,12 +20,12 @@ from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.markdown import code, literal
 from metrics_manual.model.domain import bounds
-from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
+from metrics_manual.model.tolerance import DEFAULT_RTOL
 from metrics_manual.runs.run import Run
 from metrics_manual.site.audit import audit
-from metrics_manual.site.curves import page_context
+from metrics_manual.site.curves import page_context, reference_words
 from metrics_manual.site.fieldref import field_reference
 from metrics_manual.site.range_drawing import range_drawing
 from metrics_manual.source.load import Manual
@@ -119,6 +119,7 @@ def environment(templates: Path) -> jinja2.Environment:
         unit_name=unit_name,
         drawing=drawing,
         metric_anchor=metric_anchor,
+        reference=lambda e, profile: reference_words(profile, e),
     )
     env.globals.update(code_url=code_url, range_rows=range_rows)
     return env
