@@ -412,12 +412,12 @@ def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
     window = next(
         line
         for line in training.splitlines(keepends=True)
-        if line.startswith("- <span") and ">1 to 3 per step in the first 2 steps<" in line
+        if line.startswith("    <li><span") and ">1 to 3 per step in the first 2 steps<" in line
     )
     clip = next(
         line
         for line in training.splitlines(keepends=True)
-        if line.startswith("- <span") and ">0 at every step<" in line
+        if line.startswith("    <li><span") and ">0 at every step<" in line
     )
     # A line of one metric moved into another metric's entry.
     moved = training.replace(window, "").replace(clip, window + clip)

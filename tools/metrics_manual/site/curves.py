@@ -13,7 +13,6 @@ from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import CaptureSource, Metric, Profile
 from metrics_manual.runs.series import Run
 from metrics_manual.site.draw import series_drawing
-from metrics_manual.source.load import Manual
 
 
 def run_names(profile: Profile, sid: str) -> str:
@@ -22,41 +21,36 @@ def run_names(profile: Profile, sid: str) -> str:
 
 
 class ReferenceCurves:
-    """`curves(metric)` in a template: the drawings of one metric's captured runs."""
+    """`curves(metric, profile)` in a template: the drawings of one metric's captured runs of a profile."""
 
-    def __init__(self, manual: Manual, captured: Mapping[str, Mapping[str, Run]]) -> None:
-        self.manual, self.captured = manual, captured
+    def __init__(self, captured: Mapping[str, Mapping[str, Run]]) -> None:
+        self.captured = captured
 
-    def __call__(self, metric: Metric) -> list[str]:
-        """One inline SVG per profile with captured runs of the metric (none without captures)."""
+    def __call__(self, metric: Metric, profile: Profile) -> list[str]:
+        """One inline SVG per key of the metric the profile's captured runs hold (none without captures)."""
         blocks = []
-        for profile in self.manual.profiles:
-            runs = self.captured.get(profile.id, {})
-            for key in metric.members or [metric.key]:
-                series = {run_names(profile, sid): run.series[key] for sid, run in runs.items() if run.series.get(key)}
-                if not series:
-                    continue
-                title = (
-                    f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
-                )
-                svg = series_drawing(
-                    series,
-                    profile.expectations.get(key, []),
-                    metric.unit,
-                    title=title,
-                    domain=bounds(metric.value_domain),
-                )
-                if svg:
-                    blocks.append(svg)
+        runs = self.captured.get(profile.id, {})
+        for key in metric.members or [metric.key]:
+            series = {run_names(profile, sid): run.series[key] for sid, run in runs.items() if run.series.get(key)}
+            if not series:
+                continue
+            title = f"{key} in the runs {', '.join(series)} of {profile.title}, from their captures in this repository"
+            svg = series_drawing(
+                series,
+                profile.expectations.get(key, []),
+                metric.unit,
+                title=title,
+                domain=bounds(metric.value_domain),
+            )
+            if svg:
+                blocks.append(svg)
         return blocks
 
 
-def page_context(
-    manual: Manual, captured: Mapping[str, Mapping[str, Run]], in_repo: Mapping[str, bool]
-) -> dict[str, object]:
-    """What templates call: `curves(metric)` in a metric's entry, `captures_note(profile)` on its page."""
+def page_context(captured: Mapping[str, Mapping[str, Run]], in_repo: Mapping[str, bool]) -> dict[str, object]:
+    """What templates call: `curves(metric, profile)` in a metric's entry, `captures_note(profile)` on its page."""
     return {
-        "curves": ReferenceCurves(manual, captured),
+        "curves": ReferenceCurves(captured),
         "captures_note": lambda profile: captures_note(profile, in_repo.get(profile.id, False)),
     }
 
