@@ -313,7 +313,18 @@
     });
     pickFromHash();
     update();
+    showAbove(form);
+  }
+
+  // The form shows once the exports are read, after a link has landed on an entry below it: the
+  // entry stays where the reader sees it rather than moving down by the form's height.
+  function showAbove(form) {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const target = id ? document.getElementById(id) : null;
+    const below = target && form.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING;
+    const before = below ? target.getBoundingClientRect().top : NaN;
     form.hidden = false;
+    if (before >= 0 && before < window.innerHeight) window.scrollBy(0, target.getBoundingClientRect().top - before);
   }
 
   function valueCheck(chosen) {

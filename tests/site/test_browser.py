@@ -465,7 +465,7 @@ _BEYOND = """() => {
   const width = document.documentElement.clientWidth;
   const out = [];
   if (document.documentElement.scrollWidth > width) out.push('page scrolls sideways: ' + document.documentElement.scrollWidth);
-  for (const el of document.querySelectorAll('.md-content *')) {
+  for (const el of document.querySelectorAll('.md-content *:not(svg *)')) {  // a drawing scales to its box
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
     const what = el.tagName.toLowerCase() + '.' + el.className + ' ' + JSON.stringify((el.textContent || '').slice(0, 40));
