@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import TINY_CATALOG, write_project
 from metrics_manual.runs.capture import capture_text
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 
 SEEDS_CATALOG = (
     TINY_CATALOG.replace("rollout: rollout/step}", "rollout: rollout/step, perf: rollout/step}")

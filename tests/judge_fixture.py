@@ -6,7 +6,7 @@ from pathlib import Path
 
 import run_forms
 from conftest import write_project
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
 from metrics_manual.exports.profile import site_url
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.source.load import load_manual

@@ -229,7 +229,7 @@ def derive_figures(tmp: Path) -> None:
 
     sys.path.insert(0, str(REPO / "tools"))
     from metrics_manual.runs.capture import capture_text
-    from metrics_manual.runs.series import Run
+    from metrics_manual.runs.run import Run
     from metrics_manual.source.load import load_manual
 
     root = Path(tmp) / "derive"
@@ -633,7 +633,7 @@ def follow_report(lengths: list[int]) -> None:
 
     sys.path.insert(0, str(REPO / "tools"))
     from metrics_manual.exports.profile import exported_profile
-    from metrics_manual.judge.rules import judged_keys
+    from metrics_manual.judge.judging import judged_keys
     from metrics_manual.model.kinds import numbers
 
     manual, profile = exported_profile(REPO, manual_first_profile())

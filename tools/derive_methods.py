@@ -47,7 +47,7 @@ from metrics_manual.derive.stats import (  # noqa: E402
     round_up,
 )
 from metrics_manual.derive.trend import trend  # noqa: E402
-from metrics_manual.judge.rules import DEFAULT_RTOL  # noqa: E402
+from metrics_manual.model.kinds import DEFAULT_RTOL  # noqa: E402
 from metrics_manual.model.schema import DOMAIN_BOUNDS, Domain  # noqa: E402
 
 Series = dict[str, dict[int, float]]

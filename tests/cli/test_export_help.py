@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from metrics_manual.exports.folder import folder_files
-from metrics_manual.exports.formats import export_document, export_text
+from metrics_manual.exports.document import export_document
+from metrics_manual.exports.generated import export_text
 from metrics_manual.exports.names import FORMATS
 from metrics_manual.source.load import load_manual
 
@@ -35,12 +35,12 @@ def test_every_format_of_the_registry_exports(tiny: Path) -> None:
     assert len(set(texts.values())) == len(files) and all(texts.values())
     for f in FORMATS:
         if f.folder:  # written by `export -o DIR` (tests/exports/test_tensorboard.py)
-            assert folder_files(doc, f.id), f.id
+            assert f.files(doc), f.id
             continue
         result = run_cli("export", "--root", str(tiny), "--profile", "tiny", "--format", f.id)
         # (click's test runner reads standard output with universal newlines: the CSV's CRLF is \n there)
         assert result.returncode == 0 and result.stdout == texts[f.id].replace("\r\n", "\n"), f.id
-    with pytest.raises(ValueError):
+    with pytest.raises(KeyError):
         export_text(doc, "xml")  # never a silent fallback to another format
-    with pytest.raises(ValueError):
-        folder_files(doc, "xml")
+    with pytest.raises(AssertionError):
+        next(f for f in FORMATS if f.folder).text(doc)  # a folder is never written as one text

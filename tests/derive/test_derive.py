@@ -21,7 +21,7 @@ from derive_helpers import STEPS, seed_run, seeds_project, write_runs
 from metrics_manual.derive.stats import Method, percentile, round_down, round_near, round_up
 from metrics_manual.model.schema import Band, Median
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import load_manual
 
 PROFILE = "ranges/profiles/seeds.yaml"

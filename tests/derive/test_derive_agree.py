@@ -111,7 +111,8 @@ def test_minmax_would_not_hold_and_leave_one_out_says_which_metric(tmp_path: Pat
 
 
 def _as_run(series: dict[str, dict[int, float]]):  # type: ignore[no-untyped-def]
-    from metrics_manual.runs.series import Run, Series
+    from metrics_manual.runs.run import Run
+    from metrics_manual.runs.series import Series
 
     return Run(series={k: Series(v.items()) for k, v in series.items()})
 

@@ -22,7 +22,8 @@ from metrics_manual.derive.stats import (
     median_range,
 )
 from metrics_manual.model.schema import Median
-from metrics_manual.runs.series import Run, Series
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
 from metrics_manual.source.load import load_manual
 
 sys.path.insert(0, str(REPO / "tools"))

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli, snapshot
 from derive_helpers import SEEDS_CATALOG, SEEDS_PROFILE, seed_run, write_project, write_runs
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import load_manual
 
 # Two metrics no profile ranges, so derive proposes a band for each: one that cannot be negative and

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli, snapshot
 from derive_helpers import SEEDS_PROFILE, STEPS, seed_run, seeds_project, write_runs
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import load_manual
 
 NEW = "ranges/profiles/my-setup.yaml"

@@ -16,7 +16,8 @@ from conftest import REPO, run_cli
 from derive_helpers import BARE_SEEDS_PROFILE, SEEDS_CATALOG, write_project, write_runs
 from metrics_manual.derive.stats import Method, band_bounds
 from metrics_manual.derive.trend import FEWEST_STEPS, TREND_RHO, ranks, spearman, trend
-from metrics_manual.runs.series import Run, Series
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
 from metrics_manual.source.load import load_manual
 
 sys.path.insert(0, str(REPO / "tools"))

@@ -326,7 +326,7 @@ def test_every_command_finishes_a_pending_switch_first(tiny: Path, command: list
     if command == ["plugin"]:
         from types import SimpleNamespace
 
-        from metrics_manual.site.plugin import MetricsManualPlugin
+        from metrics_manual.serve.plugin import MetricsManualPlugin
 
         MetricsManualPlugin().on_config(SimpleNamespace(config_file_path=str(tiny / "mkdocs.yml")))  # type: ignore[arg-type]
     else:

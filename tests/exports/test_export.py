@@ -18,15 +18,11 @@ from hypothesis import strategies as st
 from conftest import PROJECT, REAL_TREE, REPO, TINY_CATALOG, TINY_PROFILE, require_tool, run_cli, write_project
 from metrics_manual.api import load_profile
 from metrics_manual.build import generate
-from metrics_manual.exports.formats import (
-    export_document,
-    read_csv,
-    to_csv,
-    to_json,
-    to_prometheus,
-    to_yaml,
-)
-from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.exports.csv_table import read_csv, to_csv
+from metrics_manual.exports.document import export_document, to_json
+from metrics_manual.exports.prometheus import to_prometheus
+from metrics_manual.exports.yaml_text import to_yaml
+from metrics_manual.model.gauges import gauge_name, no_gauge
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -218,7 +214,7 @@ json_like = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",))), json_like, max_size=5))
 def test_yaml_emitter_round_trips_any_json_like_data(data: dict) -> None:
-    from metrics_manual.exports.formats import to_yaml_text
+    from metrics_manual.exports.yaml_text import to_yaml_text
 
     assert yaml.safe_load(to_yaml_text(data)) == (data or None)
 

@@ -16,8 +16,9 @@ import yaml
 
 from conftest import PROJECT, REAL_TREE, REPO, TINY_CATALOG, run_cli, write_project
 from metrics_manual.build import generate
-from metrics_manual.exports.formats import export_document, to_prometheus
-from metrics_manual.exports.grafana import grafana_unit, md, uid
+from metrics_manual.exports.document import export_document
+from metrics_manual.exports.grafana import grafana_markdown, grafana_unit, uid
+from metrics_manual.exports.prometheus import to_prometheus
 from metrics_manual.model.schema import AtStep, Band, Exact, Median
 from metrics_manual.source.load import Manual, load_manual
 
@@ -278,7 +279,7 @@ def test_text_from_the_source_is_inert_for_grafana(every_kind: Path) -> None:
 
 def test_markdown_escape_keeps_the_words() -> None:
     text = "a <b> & $x [y](z) 1. *k*"
-    html = markdown.markdown(md(text))
+    html = markdown.markdown(grafana_markdown(text))
     assert "<b>" not in html and "<a" not in html and "<em>" not in html
     assert "&lt;b&gt;" in html and "&#36;x" in html
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import TINY_CATALOG, run_cli, write_project
-from metrics_manual.exports.gauges import gauge_name
+from metrics_manual.model.gauges import gauge_name
 from metrics_manual.model.schema import ProfileExport
 
 KEY = "train/critic_time"

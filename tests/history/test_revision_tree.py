@@ -118,8 +118,8 @@ def test_a_blob_over_the_cap_is_never_read(repo: Path, monkeypatch: pytest.Monke
     evil = _commit_with_ranges(repo, [big])
     monkeypatch.setattr(history_git, "MAX_BYTES", 4999)
     read: list[str] = []
-    real = history_git._blob
-    monkeypatch.setattr(history_git, "_blob", lambda root, sha, size: read.append(sha) or real(root, sha, size))
+    real = history_git.read_blob
+    monkeypatch.setattr(history_git, "read_blob", lambda root, sha, size: read.append(sha) or real(root, sha, size))
     with pytest.raises(SourceError) as err:
         history_git.load_revision(repo, evil)
     (f,) = err.value.findings

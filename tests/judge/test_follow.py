@@ -17,11 +17,11 @@ import run_forms
 from conftest import REPO
 from judge_fixture import clean_run, judged_profile, judged_project
 from metrics_manual.judge.follow import Reported, follow
-from metrics_manual.judge.rules import judge, judged_keys
+from metrics_manual.judge.judging import judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.follow import RunFollower
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import StepRanges
+from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}

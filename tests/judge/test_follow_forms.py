@@ -23,11 +23,11 @@ from growing import GROWING_FORMS, Piece, pieces, play
 from growing import lives as grown
 from judge_fixture import clean_run, judged_profile, judged_project
 from metrics_manual.judge.follow import LiveFinding, Reported, follow
-from metrics_manual.judge.rules import judge, judged_keys
+from metrics_manual.judge.judging import judge, judged_keys
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.follow import RunFollower
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import StepRanges
+from metrics_manual.runs.steps import StepRanges
 
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
 

@@ -409,7 +409,7 @@ def test_tensorboard_without_the_extra_says_how_to_install(tmp_path: Path, monke
 
     (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\0" * 32)
     monkeypatch.setattr(builtins, "__import__", no_tensorboard)
-    from metrics_manual.runs.tensorboard import MissingExtra
+    from metrics_manual.diagnostics.finding import MissingExtra
 
     with pytest.raises(MissingExtra, match=r"pip install 'metrics-manual\[tensorboard\]'"):
         read_run([tmp_path], _steps())
@@ -431,7 +431,7 @@ def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: 
 
 
 def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Path, profile: ProfileExport) -> None:
-    from metrics_manual.judge.rules import judged_keys
+    from metrics_manual.judge.judging import judged_keys
 
     run = clean_run()
     run["rollout/not_in_catalog"] = {s: 1.0 for s in STEPS}

@@ -25,7 +25,7 @@ import run_forms
 from conftest import run_cli
 from judge_fixture import judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import judged_keys
+from metrics_manual.judge.judging import judged_keys
 from metrics_manual.judge.verdict import Judgement, Span
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import collect
@@ -788,14 +788,14 @@ def _words(text: str) -> str:
 
 
 def test_the_judging_page_states_the_rules_and_caps_of_the_code() -> None:
-    from metrics_manual.judge import rules
+    from metrics_manual.judge import unearned
     from metrics_manual.runs import forms
 
     page = _words((Path(__file__).parents[2] / "docs" / "judging.md").read_text("utf-8"))
     merge = collect.__doc__.split("The rules of a merge (docs/judging.md states them in these words):")[1]
     for bullet in merge.strip().split("\n- "):
         assert _words(bullet.lstrip("- ")) in page, bullet
-    before = rules.__doc__.split(
+    before = unearned.__doc__.split(
         "Before any rule, what makes a pass unearned (ERRORS below, the words of docs/judging.md):"
     )[1]
     assert _words(before.split(". Excluded steps")[0]) in page

@@ -16,9 +16,9 @@ import pytest
 import run_forms
 from conftest import run_cli, write_project
 from judge_fixture import CATALOG, PROFILE, STEPS, clean_run, judged_profile, judged_project
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
+from metrics_manual.judge.judging import UNKNOWN_SHOWN, judge, judged_keys
 from metrics_manual.judge.report_text import render
-from metrics_manual.judge.rules import UNKNOWN_SHOWN, judge, judged_keys
 from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import read_run

@@ -8,7 +8,7 @@ import statistics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.judge.rules import _observed_finite
+from metrics_manual.judge.rules import observed_finite
 from metrics_manual.judge.verdict import Observed
 
 
@@ -31,5 +31,5 @@ values = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_fr
 @given(st.lists(values, max_size=30))
 def test_observed_is_its_plain_definition(vals: list[float]) -> None:
     points = list(enumerate(vals))
-    fast, plain = _observed_finite(list(range(len(vals))), vals), _plain(points)
+    fast, plain = observed_finite(list(range(len(vals))), vals), _plain(points)
     assert repr(fast) == repr(plain)  # repr: -0.0 and 0.0 apart, NaN equal to itself

@@ -8,7 +8,7 @@ from typing import get_args
 import pytest
 
 import dispatch_list
-from metrics_manual.exports.formats import CSV_COLUMNS
+from metrics_manual.exports.csv_table import CSV_COLUMNS
 from metrics_manual.model.kinds import KINDS, covered_steps, keeps_warm_up
 from metrics_manual.model.schema import (
     AtStep,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import browser_helpers
 from conftest import REPO
-from metrics_manual.site.render import inert
+from metrics_manual.markdown import literal
 
 
 def site_markdown(source: str) -> str:
@@ -154,7 +154,7 @@ MARKDOWN_BITS = st.lists(
 @with_examples("---", "- item", "1. one", "1.", "=", "===", "&lt;b&gt;", "+ x", "> q", "# h", "    code", "* * *")
 def test_inert_text_displays_literally_wherever_a_template_puts_it(place: str, text: str) -> None:
     source, shown, tags = PLACES[place]
-    seen, seen_tags = visible(site_markdown(source.format(inert(text))))
+    seen, seen_tags = visible(site_markdown(source.format(literal(text))))
     assert seen == folded(shown.format(folded(text)))
     if folded(text):  # no element from the text: no list, rule, quote, code block or heading of its own
         assert seen_tags == tags, seen_tags

@@ -19,10 +19,12 @@ import run_forms
 from conftest import REPO
 from judge_fixture import judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
+from metrics_manual.judge.judging import judged_keys
 from metrics_manual.judge.report_text import text
-from metrics_manual.judge.rules import Judgement, judged_keys
+from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
-from metrics_manual.runs import collect, series, tensorboard, wandb_csv
+from metrics_manual.runs import collect, tensorboard, wandb_csv
+from metrics_manual.runs import steps as run_steps
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.read import Run, read_run
 
@@ -97,7 +99,7 @@ def relogged(j: Judgement, step_key: str) -> list[tuple[int, int]]:
         for span in r.steps
         for s in range(span.first, span.last + 1)
     }
-    return [(a, b) for a, b in series.StepRanges.of(sorted(steps)).spans()]
+    return [(a, b) for a, b in run_steps.StepRanges.of(sorted(steps)).spans()]
 
 
 def need(form: str) -> None:
@@ -271,10 +273,10 @@ def test_lost_records_in_an_event_log_miles_wrote(tmp_path: Path, profile: Profi
 def test_a_step_key_logged_at_an_interval_has_no_gap_to_tell() -> None:
     # eval/step every --eval-interval rollouts; rollout/step with --wandb-always-use-train-step (4 train
     # steps a rollout): strides the logs do not state. train/step: Miles logs every optimizer step.
-    assert series.gaps([0, 10, 20, 30], "eval/step") == [] and series.gaps([0, 4, 8], "rollout/step") == []
-    assert series.gaps([0, 2, 4], "train/step") == [range(1, 2), range(3, 4)]
-    assert series.counted([0, 2, 4], "train/step") and not series.counted([0, 2, 4], "rollout/step")
-    assert series.counted([0, 2, 3], "rollout/step") and not series.counted([7], "train/step")
+    assert run_steps.gaps([0, 10, 20, 30], "eval/step") == [] and run_steps.gaps([0, 4, 8], "rollout/step") == []
+    assert run_steps.gaps([0, 2, 4], "train/step") == [range(1, 2), range(3, 4)]
+    assert run_steps.counted([0, 2, 4], "train/step") and not run_steps.counted([0, 2, 4], "rollout/step")
+    assert run_steps.counted([0, 2, 3], "rollout/step") and not run_steps.counted([7], "train/step")
 
 
 # --- 3. a W&B CSV cut inside its last cell ------------------------------------------------------
@@ -417,7 +419,7 @@ def test_the_judging_page_states_these_rules_in_the_code_s_words() -> None:
 
     page = _words((REPO / "docs" / "judging.md").read_text("utf-8")).lower()
     for doc, words in (
-        (series.counted.__doc__, "Miles logs it at every step (EVERY_STEP), or the run logged two of its steps"),
+        (run_steps.counted.__doc__, "Miles logs it at every step (EVERY_STEP), or the run logged two of its steps"),
         (wandb_csv.__doc__, "pandas and Python's csv end every row with a newline: a last row without one was cut"),
         (wandb_csv.__doc__, 'with na_rep="nan" pandas writes nan both for NaN and for a key a row lacks: a nan cell'),
         (wandb_csv.__doc__, "elsewhere a NaN wherever no row of the file gives the key a number at that step"),
@@ -428,5 +430,5 @@ def test_the_judging_page_states_these_rules_in_the_code_s_words() -> None:
     ):
         assert _words(words).lower() in _words(doc or "").lower(), words
         assert _words(words).lower() in page, words
-    assert "train/step" in series.EVERY_STEP and "train/step is in every_step" in page
+    assert "train/step" in run_steps.EVERY_STEP and "train/step is in every_step" in page
     assert "not a dashboard record: its step is 100 but its rollout/step is 0; it was skipped" in page

@@ -8,7 +8,9 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics_manual.runs.series import Run, Series, StepRanges, gap_findings, gaps
+from metrics_manual.runs.run import Run, gap_findings
+from metrics_manual.runs.series import Series
+from metrics_manual.runs.steps import StepRanges, gaps
 
 ops = st.lists(
     st.tuples(st.sampled_from(["set", "replace", "del", "has"]), st.integers(-50, 500), st.floats(allow_nan=False)),
@@ -58,7 +60,7 @@ def test_non_finite_values_are_kept() -> None:
 def test_a_long_series_takes_a_fraction_of_a_dicts_memory() -> None:
     n = 100_000
     series = Series((i, float(i)) for i in range(n))
-    compact = sys.getsizeof(series._steps) + sys.getsizeof(series._values)
+    compact = sys.getsizeof(series.steps_array()) + sys.getsizeof(series.values_array())
     as_dict = sys.getsizeof({i: float(i) for i in range(n)}) + n * sys.getsizeof(1.5)
     assert compact * 4 < as_dict
 

@@ -14,7 +14,10 @@ from pydantic import TypeAdapter
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import Expectation
-from metrics_manual.site.draw import MAX_POINTS, make_axis, nice_ticks, range_drawing, series_drawing
+from metrics_manual.site.axes import make_axis, nice_ticks
+from metrics_manual.site.range_drawing import range_drawing
+from metrics_manual.site.series_drawing import series_drawing
+from metrics_manual.site.svg import MAX_POINTS
 
 SVG = "{http://www.w3.org/2000/svg}"
 E = TypeAdapter(Expectation).validate_python

@@ -13,9 +13,10 @@ from conftest import REPO, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
 from metrics_manual.build import generate
 from metrics_manual.check.readback import reference_findings
 from metrics_manual.diagnostics.finding import SourceError
+from metrics_manual.markdown import code, literal
 from metrics_manual.model.phrase import num
 from metrics_manual.model.schema import CodeRepository
-from metrics_manual.site.render import code, code_url, inert, path_breaks, render_pages
+from metrics_manual.site.render import code_url, path_breaks, render_pages
 from metrics_manual.source.load import load_manual
 from site_helpers import reference_text
 
@@ -68,10 +69,10 @@ def test_num(value: float, text: str) -> None:
 
 
 def test_inert_and_code() -> None:
-    assert inert("a | b <script>*x*</script> `c` [x](y) {{ x }}") == (
+    assert literal("a | b <script>*x*</script> `c` [x](y) {{ x }}") == (
         "a &#124; b &#60;script&#62;&#42;x&#42;&#60;/script&#62; &#96;c&#96; &#91;x&#93;(y) &#123;&#123; x &#125;&#125;"
     )
-    assert inert("two\nlines") == "two lines"
+    assert literal("two\nlines") == "two lines"
     assert code("a`b") == "``a`b``"
     assert code("`a") == "`` `a ``"
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from metrics_manual.judge.judging import judge as _judge
 from metrics_manual.judge.profile_file import ProfileFileError, read_profile_file
-from metrics_manual.judge.rules import DEFAULT_RTOL
-from metrics_manual.judge.rules import judge as _judge
 from metrics_manual.judge.verdict import Judgement, Result
+from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -33,7 +33,8 @@ from metrics_manual.model.schema import (
     UnknownMetric,
 )
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 
 __all__ = [
     "load_profile",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from metrics_manual.disk.switch import Plan, apply, locked, plan, recover
-from metrics_manual.exports.formats import render_exports, source_schemas
+from metrics_manual.exports.generated import render_exports, source_schemas
 from metrics_manual.exports.profile import site_url
 from metrics_manual.history.diff import diff_schema
 from metrics_manual.judge.verdict import verdict_schemas

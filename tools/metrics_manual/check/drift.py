@@ -12,12 +12,12 @@ from pathlib import Path
 
 from metrics_manual.build import generate
 from metrics_manual.check.readback import reference_findings
-from metrics_manual.check.rejudge import rejudge
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.disk.files import read_text
 from metrics_manual.disk.switch import MANIFEST, Plan, locked, plan, recover
-from metrics_manual.exports.formats import EXPORT_DIR
+from metrics_manual.exports.generated import EXPORT_DIR
+from metrics_manual.judge.captures import rejudge
 from metrics_manual.source.load import did_you_mean, gc_paused
 
 FIX = "run `metrics-manual build`"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, find_root, root_option
+from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, root_option
 from metrics_manual.coverage import evidence
 from metrics_manual.coverage.compare import Result, compare
 from metrics_manual.coverage.scan import python_files, scan
@@ -19,6 +19,7 @@ from metrics_manual.diagnostics.finding import Finding, ManualError, errors
 from metrics_manual.diagnostics.report import FINDING_FORMATS, report
 from metrics_manual.source.load import CATALOG, COVERAGE, load_manual
 from metrics_manual.source.reader import read_document
+from metrics_manual.source.root import find_root
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 

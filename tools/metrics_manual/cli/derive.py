@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, root_option
+from metrics_manual.cli.common import EXIT_DRIFT, fail, root_option
 from metrics_manual.derive.captures import display_path
 from metrics_manual.derive.new_profile import NewProfile, parse_hardware
 from metrics_manual.derive.plan import DerivePlan, RunArg, plan_derivation
@@ -22,6 +22,7 @@ from metrics_manual.disk.switch import locked
 from metrics_manual.model.schema import SLUG_PATTERN
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.source.load import did_you_mean, load_manual
+from metrics_manual.source.root import find_root
 
 
 def parse_runs(values: tuple[str, ...]) -> list[RunArg]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from metrics_manual.cli.common import fail, find_root, root_option
+from metrics_manual.cli.common import fail, root_option
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.history.compare import compare
 from metrics_manual.history.report import DIFF_FORMATS, to_json, to_markdown, to_text
+from metrics_manual.source.root import find_root
 
 
 @click.command("diff", short_help="What changed in ranges/ between two git revisions.")

@@ -11,18 +11,21 @@ from pathlib import Path
 import click
 
 from metrics_manual.api import load_profile
-from metrics_manual.cli.common import fail, find_root, progress_bar, root_option
+from metrics_manual.cli.common import fail, progress_bar, root_option
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
+from metrics_manual.judge.judging import judge, judged_keys
 from metrics_manual.judge.profile_file import TAKES, ProfileFileError
 from metrics_manual.judge.report_text import OUTPUTS, render
-from metrics_manual.judge.rules import DEFAULT_RTOL, judge, judged_keys
 from metrics_manual.judge.verdict import Judgement
+from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
+from metrics_manual.source.root import find_root
 from metrics_manual.text import shown_path
 
 EXIT_INPUT = 2

@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
-from metrics_manual.cli.common import fail, find_root, root_option
+from metrics_manual.cli.common import fail, root_option
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.source.load import Manual, load_manual
+from metrics_manual.source.root import find_root
 
 
 def metric_rows(manual: Manual) -> list[dict[str, Any]]:

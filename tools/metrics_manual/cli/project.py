@@ -10,11 +10,12 @@ from pathlib import Path
 
 import click
 
-from metrics_manual.cli.common import EXIT_DRIFT, fail, find_root, format_option, root_option, show
+from metrics_manual.cli.common import EXIT_DRIFT, fail, format_option, root_option, show
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError, errors
 from metrics_manual.diagnostics.report import report
-from metrics_manual.exports.names import EXPORT_FORMATS, FOLDER_FORMATS, formats_in_words
+from metrics_manual.exports.names import BY_ID, EXPORT_FORMATS, FOLDER_FORMATS, formats_in_words
+from metrics_manual.source.root import find_root
 
 
 @click.command("validate", short_help="Load and validate ranges/.")
@@ -134,7 +135,6 @@ def advice(bad: list[Finding]) -> str:
 )
 def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
     from metrics_manual.disk.files import write_file
-    from metrics_manual.exports.formats import export_text
     from metrics_manual.exports.profile import exported_profile
 
     try:
@@ -144,11 +144,11 @@ def export(root: str | None, profile_id: str, fmt: str, output: str) -> None:
             raise UsageError(f"--format {fmt} writes a folder: name it with -o DIR")
         _, doc = exported_profile(find_root(root), profile_id)
         if fmt in FOLDER_FORMATS:
-            from metrics_manual.exports.folder import folder_files, write_folder
+            from metrics_manual.exports.folder import write_folder
 
-            write_folder(Path(output), folder_files(doc, fmt), fmt, doc.profile.id)
+            write_folder(Path(output), BY_ID[fmt].files(doc), fmt, doc.profile.id)
             return
-        text = export_text(doc, fmt)
+        text = BY_ID[fmt].text(doc)
         if output == "-":
             click.echo(text, nl=False)
         else:

@@ -10,7 +10,7 @@ from pathlib import Path
 from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.disk.files import symlink_on_the_way
 from metrics_manual.runs.capture import capture_text, sha256_of
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 
 CAPTURES = "captures"  # default folder of a profile's captures: captures/<profile id>/
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics_manual.check.rejudge import held_against, verdicts
 from metrics_manual.derive.stats import Derivation
+from metrics_manual.judge.captures import held_against, verdicts
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model.schema import EXPECTATION, ProfileExport
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 
 
 def applied(export: ProfileExport, derivation: Derivation, run_ids: list[str]) -> ProfileExport:

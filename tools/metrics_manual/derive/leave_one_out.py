@@ -5,7 +5,7 @@ from __future__ import annotations
 from metrics_manual.derive.held import applied, broken_line, failures
 from metrics_manual.derive.stats import Options, derive
 from metrics_manual.model.schema import Profile, ProfileExport
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import Manual
 
 

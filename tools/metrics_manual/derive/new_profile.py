@@ -19,7 +19,7 @@ from metrics_manual.diagnostics.finding import UsageError
 from metrics_manual.disk.files import symlink_on_the_way
 from metrics_manual.model.phrase import words
 from metrics_manual.model.schema import SLUG_PATTERN
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES
 
 LONGEST_ID = 64  # an id names files and pages: a path component, never a path

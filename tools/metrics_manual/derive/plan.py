@@ -21,12 +21,12 @@ from metrics_manual.derive.new_profile import NewProfile, new_file, profile_text
 from metrics_manual.derive.profile_edit import NEW_FILE_INDENT, ProfileFile
 from metrics_manual.derive.stats import Derivation, Options, derive
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
 from metrics_manual.model.schema import Expectation, Profile
 from metrics_manual.runs import read as runs_reader
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES, Manual, load_manual, profile_files
 from metrics_manual.source.reader import read_document, read_yaml
 

@@ -24,7 +24,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError
-from metrics_manual.exports.formats import yaml_float
+from metrics_manual.exports.yaml_text import yaml_float
 
 # mapping indent, sequence indent, offset of the dash: the styles people write by hand.
 _INDENTS = [

@@ -24,10 +24,11 @@ from metrics_manual.derive.trend import trend
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import UsageError
-from metrics_manual.exports.formats import export_document
-from metrics_manual.judge.rules import DEFAULT_RTOL, judge
+from metrics_manual.exports.document import export_document
+from metrics_manual.judge.judging import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds
+from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.model.schema import (
     DOMAIN_BOUNDS,
@@ -45,7 +46,9 @@ from metrics_manual.model.schema import (
     Span,
     Window,
 )
-from metrics_manual.runs.series import Run, Series, named_steps
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
+from metrics_manual.runs.steps import named_steps
 from metrics_manual.source.load import Manual
 
 SECONDS = {"s", "sec", "second", "seconds"}

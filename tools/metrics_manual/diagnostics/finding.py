@@ -44,6 +44,12 @@ class ManualError(Exception):
     code: ClassVar[Code] = codes.USAGE
 
 
+class MissingExtra(ManualError):
+    """An optional package a command needs is not installed (the message says which extra installs it)."""
+
+    code = codes.MISSING_EXTRA
+
+
 class SourceError(ManualError):
     """The source under ranges/ (or a template) is invalid; nothing was written."""
 

@@ -31,21 +31,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from metrics_manual.disk.files import WriteError, current_umask
-from metrics_manual.model.schema import ProfileExport
 from metrics_manual.text import shown_path
 
 MARKER = "metrics-manual-export.json"  # what the export wrote, so the next one may replace it
 WRITTEN_BY = "metrics-manual export"
-
-
-def folder_files(doc: ProfileExport, fmt: str) -> dict[str, Callable[[BinaryIO], None]]:
-    """The files of the folder export `fmt` (names.FOLDER_FORMATS) of a profile, by path inside the
-    folder, each with what writes it into an open file (a long file is streamed, never held whole)."""
-    if fmt == "tensorboard":
-        from metrics_manual.exports.tensorboard import tensorboard_files
-
-        return tensorboard_files(doc)
-    raise ValueError(f"no exporter for folder format {fmt!r}")  # a folder format added to names.FORMATS needs one here
 
 
 def write_folder(target: Path, files: Mapping[str, Callable[[BinaryIO], None]], fmt: str, profile: str) -> None:

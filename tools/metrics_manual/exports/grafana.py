@@ -7,7 +7,7 @@ values over time cannot show (a range for the first steps, one step, presence) i
 the panel's description instead of being drawn wrong.
 
 Grafana interpolates `$name`, `${name}` and `[[name]]` in titles and descriptions, and
-renders descriptions as Markdown: text from ranges/ is made inert for both.
+renders descriptions as Markdown: text from ranges/ is escaped for both.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from metrics_manual.exports.gauges import gauge_name, no_gauge
+from metrics_manual.model.gauges import gauge_name, no_gauge
 from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import FRACTION, describe, plain
 from metrics_manual.model.schema import (
@@ -128,20 +128,20 @@ def drawn(m: MetricExport) -> Drawn | None:
     return None
 
 
-# --- inert text ----------------------------------------------------------------------
+# --- text that Grafana shows literally ----------------------------------------------------------------------
 
 _MD_PUNCT = re.compile(r"([!\"#%'()*+,\-./:;=?@\[\\\]^_`{|}~])")
 _ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "$": "&#36;"}
 
 
-def md(text: Any) -> str:
+def grafana_markdown(text: Any) -> str:
     """Source text as Markdown that Grafana shows literally: ASCII punctuation backslash-escaped
     (CommonMark), `& < >` as entities so no HTML starts, `$` as an entity so no variable is interpolated."""
     escaped = _MD_PUNCT.sub(r"\\\1", plain(text))
     return re.sub(r"[&<>$]", lambda m: _ENTITY[m.group()], escaped)
 
 
-def literal(text: Any) -> str:
+def grafana_text(text: Any) -> str:
     """Source text for a plain-text field that Grafana interpolates (titles): a word joiner
     after `$` and between `[[` keeps `$run`, `${x}` and `[[x]]` from naming a variable."""
     return plain(text).replace("$", "$\u2060").replace("[[", "[\u2060[")
@@ -174,12 +174,12 @@ def query(key: str) -> str:
 
 def description(m: MetricExport, d: Drawn | None, left_out: list[str], profile_title: str) -> str:
     unit = m.unit
-    lines = [md(m.meaning[:1].upper() + m.meaning[1:]) + "."]
+    lines = [grafana_markdown(m.meaning[:1].upper() + m.meaning[1:]) + "."]
     lines.append("")
-    lines.append(f"Expected on {md(profile_title)}:")
+    lines.append(f"Expected on {grafana_markdown(profile_title)}:")
     lines.append("")
     for e in m.expectations:
-        text = describe(e, unit, md)
+        text = describe(e, unit, grafana_markdown)
         if d is not None and e is d.expectation:
             lines.append(f"- {text} (drawn)")
         elif why := drawable(e):
@@ -189,9 +189,9 @@ def description(m: MetricExport, d: Drawn | None, left_out: list[str], profile_t
     if isinstance(d and d.expectation, Median):
         lines += ["", "A median is of a run's per-step values: single values may lie outside its lines."]
     for key in left_out:
-        lines += ["", f"{md(key)}: not queried ({md(no_gauge(key))})."]
+        lines += ["", f"{grafana_markdown(key)}: not queried ({grafana_markdown(no_gauge(key))})."]
     if m.url:
-        lines += ["", f"[{md(m.key)} in the metrics manual]({_url(m.url)})"]
+        lines += ["", f"[{grafana_markdown(m.key)} in the metrics manual]({_url(m.url)})"]
     return "\n".join(lines)
 
 
@@ -285,7 +285,7 @@ def dashboard(doc: ProfileExport) -> dict[str, Any]:
                 {
                     "type": "row",
                     "id": next(ids),
-                    "title": literal(m.section_title),
+                    "title": grafana_text(m.section_title),
                     "collapsed": False,
                     "gridPos": {"h": ROW_H, "w": GRID_W, "x": 0, "y": y},
                     "panels": [],
@@ -299,8 +299,8 @@ def dashboard(doc: ProfileExport) -> dict[str, Any]:
     info = doc.profile
     return {
         "uid": uid(info.id),
-        "title": literal(f"Metrics manual: {info.title}"),
-        "description": literal(f"Miles gauges against the ranges of profile {info.id} ({info.title})"),
+        "title": grafana_text(f"Metrics manual: {info.title}"),
+        "description": grafana_text(f"Miles gauges against the ranges of profile {info.id} ({info.title})"),
         "tags": ["metrics-manual", "miles", info.id],
         "timezone": "browser",
         "editable": True,

@@ -1,13 +1,20 @@
-"""The export formats: one registry of their ids, file suffixes and names in words, without the exporters.
+"""The export formats: one registry of their ids, file suffixes, names in words and writers.
 
-The command's options and help, build's files and the pages' lists all read it, so a format
-added here shows everywhere (exports/formats.py `export_text` writes each file; a folder, which
-`build` does not write, comes from exports/folder.py `folder_files`).
+The command's options and help, build's files (exports/generated.py), `export -o DIR` for a folder
+(exports/folder.py) and the pages' lists all read it, so a format added here shows everywhere. A
+writer is named, not imported: the command's help reads this registry and must not load the
+exporters (nor the model they import).
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO, cast
+
+if TYPE_CHECKING:
+    from metrics_manual.model.schema import ProfileExport
 
 
 @dataclass(frozen=True)
@@ -15,17 +22,37 @@ class ExportFormat:
     id: str  # what --format takes
     suffix: str  # a profile's file under docs/export/: <profile id><suffix>; "" for a folder
     words: str  # what the file is, for people
+    writer: str  # "module:function" of metrics_manual.exports: the profile's text, or a folder's files
     folder: bool = False  # a folder of files, written by `export -o DIR` only (not by build)
+
+    def _write(self) -> Callable[[ProfileExport], object]:
+        module, _, name = self.writer.partition(":")
+        return cast(
+            "Callable[[ProfileExport], object]",
+            getattr(importlib.import_module(f"metrics_manual.exports.{module}"), name),
+        )
+
+    def text(self, doc: ProfileExport) -> str:
+        """The profile as the text of this (file) format."""
+        assert not self.folder, self.id
+        return cast(str, self._write()(doc))
+
+    def files(self, doc: ProfileExport) -> dict[str, Callable[[BinaryIO], None]]:
+        """The files of this folder format, by path inside the folder, each with what writes it into an
+        open file (a long file is streamed, never held whole)."""
+        assert self.folder, self.id
+        return cast("dict[str, Callable[[BinaryIO], None]]", self._write()(doc))
 
 
 FORMATS: tuple[ExportFormat, ...] = (
-    ExportFormat("json", ".json", "JSON"),
-    ExportFormat("yaml", ".yaml", "YAML"),
-    ExportFormat("csv", ".csv", "CSV"),
-    ExportFormat("prometheus", ".rules.yml", "Prometheus alerting rules"),
-    ExportFormat("grafana", ".grafana.json", "a Grafana dashboard"),
-    ExportFormat("tensorboard", "", "a TensorBoard log folder", folder=True),
+    ExportFormat("json", ".json", "JSON", "document:to_json"),
+    ExportFormat("yaml", ".yaml", "YAML", "yaml_text:to_yaml"),
+    ExportFormat("csv", ".csv", "CSV", "csv_table:to_csv"),
+    ExportFormat("prometheus", ".rules.yml", "Prometheus alerting rules", "prometheus:to_prometheus"),
+    ExportFormat("grafana", ".grafana.json", "a Grafana dashboard", "grafana:to_grafana"),
+    ExportFormat("tensorboard", "", "a TensorBoard log folder", "tensorboard:tensorboard_files", folder=True),
 )
+BY_ID = {f.id: f for f in FORMATS}
 EXPORT_FORMATS = tuple(f.id for f in FORMATS)
 FILE_FORMATS = tuple(f.id for f in FORMATS if not f.folder)  # build writes each under docs/export/
 FOLDER_FORMATS = tuple(f.id for f in FORMATS if f.folder)

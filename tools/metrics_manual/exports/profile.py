@@ -13,7 +13,7 @@ import yaml
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
-from metrics_manual.exports.formats import export_document
+from metrics_manual.exports.document import export_document
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.source.load import Manual, did_you_mean, load_manual
 

@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, assert_never
 
-from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import ManualError
+from metrics_manual.diagnostics.finding import MissingExtra
 from metrics_manual.exports.grafana import median_limits
 from metrics_manual.model.keys import pattern_regex
 from metrics_manual.model.kinds import covered_steps
@@ -37,12 +36,6 @@ INSTALL = "writing a TensorBoard log folder needs the tensorboard extra: pip ins
 LAYOUT_RUN = "layout"
 EVENT_FILE = "events.out.tfevents.0.metrics-manual"  # TensorBoard reads a file whose name holds "tfevents"
 LAYOUT_TAG = "custom_scalars__config__"  # the custom-scalars plugin's (tensorboard/plugins/custom_scalar/metadata.py)
-
-
-class MissingExtra(ManualError):
-    """The tensorboard package is not installed."""
-
-    code = codes.MISSING_EXTRA
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.history.diff import RangeDiff, Revision, changed_keys, diff_manuals
 from metrics_manual.history.git import Commit, commits_touching_ranges, git, history_state, load_revision
 from metrics_manual.history.report import to_markdown
+from metrics_manual.markdown import code, literal
 from metrics_manual.source.load import Manual
 
 PAGE = "changes.md"
@@ -76,7 +77,6 @@ def changes_page_without_history(manual: Manual, why: str) -> str:
 
 def changes_page(root: Path | None, manual: Manual, *, why: str | None = None) -> str:
     """The Markdown of the Changes page for the project at root, with `manual` the ranges it documents."""
-    from metrics_manual.site.render import code, inert
 
     why = why or (history_state(root) if root is not None else "no project")
     out = [
@@ -94,7 +94,7 @@ def changes_page(root: Path | None, manual: Manual, *, why: str | None = None) -
         out += [
             '!!! note "No history"',
             "",
-            f"    The site was built from {inert(why)}, without the git history of `ranges/`, so the changes are left out.",
+            f"    The site was built from {literal(why)}, without the git history of `ranges/`, so the changes are left out.",
             "",
         ]
     elif root is not None:
@@ -105,7 +105,7 @@ def changes_page(root: Path | None, manual: Manual, *, why: str | None = None) -
             out += ["No commit has changed `ranges/` yet.", ""]
         for c in commits:
             d = history.diff(c)
-            out += [f"## {c.date} {code(c.sha[:12])} {inert(c.subject)} {{#{commit_anchor(c.sha)}}}", ""]
+            out += [f"## {c.date} {code(c.sha[:12])} {literal(c.subject)} {{#{commit_anchor(c.sha)}}}", ""]
             if isinstance(d, str):
                 out += [d, ""]
                 continue
@@ -128,7 +128,7 @@ def changes_page(root: Path | None, manual: Manual, *, why: str | None = None) -
         elif not entries:
             out.append("No recorded change.")
         for c, subject in entries:
-            out.append(f"- [{c.date} {code(c.sha[:12])}](#{commit_anchor(c.sha)}) {inert(subject)}")
+            out.append(f"- [{c.date} {code(c.sha[:12])}](#{commit_anchor(c.sha)}) {literal(subject)}")
         out += ["", f"[The metric on the reference page]({link(key)})", ""]
     return "\n".join(out)
 

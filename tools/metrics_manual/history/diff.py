@@ -14,6 +14,7 @@ from typing import Any, Literal, assert_never
 
 from pydantic import Field
 
+from metrics_manual.model.json_schema import schema_text
 from metrics_manual.model.phrase import describe, num, plain, unit_after_number
 from metrics_manual.model.schema import (
     AtStep,
@@ -405,6 +406,4 @@ def changed_keys(d: RangeDiff) -> set[str]:
 
 def diff_schema() -> dict[str, str]:
     """The published JSON Schema of `diff --format json`, for build to write beside the others."""
-    from metrics_manual.exports.formats import schema_text
-
     return {DIFF_SCHEMA: schema_text(RangeDiff, "metrics-manual diff (--format json)")}

@@ -216,7 +216,7 @@ def _copy_out(root: Path, sha: str, listing: str, tmp: Path) -> list[Finding]:
             found.append(Finding(where, 1, 1, why, code=codes.UNREADABLE_FILE))
             break
         try:
-            _write_new(tmp, parts, _blob(root, blob, int(size)))
+            _write_new(tmp, parts, read_blob(root, blob, int(size)))
         except OSError as exc:  # two entries of one name, a file where a folder is
             why = f"cannot copy the tree entry out ({exc.strerror}); this revision's ranges are not read"
             found.append(Finding(where, 1, 1, why, code=codes.UNSAFE_TREE_ENTRY))
@@ -241,7 +241,7 @@ def _write_new(tmp: Path, parts: list[str], data: bytes) -> None:
         f.write(data)
 
 
-def _blob(root: Path, blob: str, size: int) -> bytes:
+def read_blob(root: Path, blob: str, size: int) -> bytes:
     """The blob's bytes, at most `size` of them (its size as the tree gave it, already held to the cap)."""
     with subprocess.Popen(
         gitrun.command("cat-file", "blob", blob),

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from metrics_manual.history.diff import FieldChange, MetricChange, ProfileChange, RangeDiff, Revision
+from metrics_manual.markdown import code, literal
 from metrics_manual.model.phrase import plain
 
 DIFF_FORMATS = ("text", "markdown", "json")
@@ -75,32 +76,31 @@ def to_markdown(
     header: bool = True,
     metric_link: Callable[[str], str | None] | None = None,
 ) -> str:
-    """Markdown for a pull-request comment or a page; text from ranges/ is inert (site.render.inert).
+    """Markdown for a pull-request comment or a page; text from ranges/ is literal (markdown.literal).
 
     `metric_link(key)`, when given, makes a metric key a link where it returns one (the Changes page
     links the reference page).
     """
-    from metrics_manual.site.render import code, inert  # Jinja's import cost only for Markdown
 
     def key(k: str) -> str:
         url = metric_link(k) if metric_link else None
         return f"[{code(k)}]({url})" if url else code(k)
 
-    out = [f"{heading} Range changes: {inert(_rev(d.base))} → {inert(_rev(d.head))}", ""] if header else []
+    out = [f"{heading} Range changes: {literal(_rev(d.base))} → {literal(_rev(d.head))}", ""] if header else []
     if d.empty:
         return "\n".join([*out, NO_CHANGE]) + "\n"
     if d.catalog or d.sections or d.metrics:
         out += [f"{heading}# Catalog", ""]
-        out += [f"- {_field(f, inert)}" for f in [*d.catalog, *d.sections]]
+        out += [f"- {_field(f, literal)}" for f in [*d.catalog, *d.sections]]
         for m in d.metrics:
-            out += _md_list(_metric_lines(m, inert, key))
+            out += _md_list(_metric_lines(m, literal, key))
         out.append("")
     for p in d.profiles:
-        head = _profile_head(p, inert)
+        head = _profile_head(p, literal)
         out += [f"{heading}# {head[0].upper()}{head[1:]}", ""]
-        out += [f"- {_field(f, inert)}" for f in p.fields]
+        out += [f"- {_field(f, literal)}" for f in p.fields]
         for m in p.metrics:
-            out += _md_list(_metric_lines(m, inert, key))
+            out += _md_list(_metric_lines(m, literal, key))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

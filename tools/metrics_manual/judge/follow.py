@@ -2,7 +2,7 @@
 
 Every POLL seconds the run's files are read on (runs/follow.py). When they gained anything, the
 run is judged live (`judge(live=True)`: the last step of each step key is unfinished, the rule of
-judge/rules.py) and the findings that are certain and were not printed before are printed, in
+judge/steps.py) and the findings that are certain and were not printed before are printed, in
 step order. A step is finished once a later step of its step key is written. The findings, each
 printed once nothing still to come can change it (docs/judging.md states them in these words):
 
@@ -44,14 +44,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from metrics_manual.diagnostics import codes
+from metrics_manual.judge.judging import judge
 from metrics_manual.judge.report_text import problem_line
-from metrics_manual.judge.rules import judge
 from metrics_manual.judge.verdict import Judgement, NonFinite, Problem, Result
 from metrics_manual.model.kinds import numbers
 from metrics_manual.model.phrase import measured, num
 from metrics_manual.model.schema import Expectation, ProfileExport
 from metrics_manual.runs.follow import RunFollower
-from metrics_manual.runs.series import Run, StepRanges
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.steps import StepRanges
 from metrics_manual.runs.values import MAX_STEP
 from metrics_manual.text import inert
 

@@ -1,6 +1,6 @@
 """`judge --report FILE.html`: one self-contained page, a drawing per judged metric.
 
-Drawings come from `draw.series_drawing` (inline SVG in the site's style: no plotting
+Drawings come from `site/series_drawing.py` (inline SVG in the site's style: no plotting
 library, no asset to fetch), the page from templates/report/judge.html.j2 with autoescape
 on, so text from the source or from the run's files stays text.
 """
@@ -19,8 +19,8 @@ from metrics_manual.judge.report_text import ranges, uncovered_words
 from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import Expectation, ProfileExport, metric_anchor, unit_domain
-from metrics_manual.runs.series import Run
-from metrics_manual.site.draw import series_drawing
+from metrics_manual.runs.run import Run
+from metrics_manual.site.series_drawing import series_drawing
 from metrics_manual.text import inert
 
 TEMPLATE = "report/judge.html.j2"

@@ -1,4 +1,4 @@
-"""The verdict of `metrics-manual judge`: the typed result its rules fill in (judge/rules.py).
+"""The verdict of `metrics-manual judge`: the typed result judge fills in (judge/judging.py).
 
 The typed result is also the JSON output (`--format json`), so its JSON Schema, published as
 docs/export/verdict.schema.json, comes from these classes.
@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from metrics_manual.model.json_schema import schema_text
 from metrics_manual.model.kinds import Kind
 from metrics_manual.runs.collect import KEYS_KEPT
 
@@ -216,6 +217,4 @@ VERDICT_SCHEMA = "docs/export/verdict.schema.json"
 
 def verdict_schemas() -> dict[str, str]:
     """The published JSON Schema of `judge --format json`, for build to write next to the profile's."""
-    from metrics_manual.exports.formats import schema_text
-
     return {VERDICT_SCHEMA: schema_text(Judgement, "metrics-manual judge verdict (--format json)")}

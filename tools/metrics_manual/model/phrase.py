@@ -101,7 +101,7 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
     it: pages label each line with its profile. With `sources`, the ids of the
     expectation's sources follow in brackets (for exports, which have no provenance tags).
 
-    `text` renders words from the source: `render.inert` for Markdown, `plain` for plain
+    `text` renders words from the source: `markdown.literal` for Markdown, `plain` for plain
     text. Python, not a Jinja macro: it runs once per range on every page and export, and
     a macro call costs ten times as much.
     """

@@ -19,7 +19,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
 from metrics_manual.model.schema import CaptureSource, Catalog, Profile
 from metrics_manual.runs.read import read_run
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 
 
 def _value(v: float) -> float | str:

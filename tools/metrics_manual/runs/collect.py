@@ -251,10 +251,6 @@ class Collector:
         series = self.series.get(key)
         if series is None:
             series = self.series[key] = Series()
-        elif not attempt and not self.attempts and (steps := series._steps) and step > steps[-1]:
-            steps.append(step)  # the usual value: Series.replace's first case, without a call per value
-            series._values.append(value)
-            return
         if attempt or self.attempts:
             old = self.attempts.pop((key, step), 0)
             if attempt:

@@ -38,7 +38,7 @@ from metrics_manual.diagnostics.finding import Finding
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.forms import BY_NAME, Tail, detect_settled, looks_like
 from metrics_manual.runs.read import RunInputError, assemble, reading, run_files
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.text import shown_path
 
 _REFUSED = (codes.NO_SUCH_RUN_FILE, codes.NOT_A_RUN_FILE)  # bad paths, never waited for

@@ -22,7 +22,7 @@ from metrics_manual.model.schema import Catalog
 from metrics_manual.runs.collect import Collector, Progress
 from metrics_manual.runs.forms import BY_NAME, RUN_FORMATS, detect, looks_like
 from metrics_manual.runs.renames import fold
-from metrics_manual.runs.series import Run, gap_findings
+from metrics_manual.runs.run import Run, gap_findings
 from metrics_manual.text import inert, shown_path
 
 __all__ = ["read_run", "Run", "RUN_FORMATS", "RunInputError", "detect"]

@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 
 from metrics_manual.runs.collect import same_value
-from metrics_manual.runs.series import Run, Series
+from metrics_manual.runs.run import Run
+from metrics_manual.runs.series import Series
 
 
 def fold(run: Run, renames: Mapping[str, str]) -> Run:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import ManualError
+from metrics_manual.diagnostics.finding import MissingExtra
 from metrics_manual.runs.collect import Collector
 from metrics_manual.runs.values import MAX_STEP
 
@@ -30,12 +30,6 @@ INSTALL = "reading TensorBoard event files needs the tensorboard extra: pip inst
 CHUNK = 4 * 1024 * 1024  # bytes read at a time; a longer record is read whole
 _HEAD = struct.Struct("<QI")  # a record: its length, the length's masked CRC32C, the bytes, their masked CRC32C
 _CRC = struct.Struct("<I")
-
-
-class MissingExtra(ManualError):
-    """The tensorboard package is not installed."""
-
-    code = codes.MISSING_EXTRA
 
 
 class Cut(Exception):

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.schema import CaptureSource, Metric, Profile
-from metrics_manual.runs.series import Run
-from metrics_manual.site.draw import series_drawing
+from metrics_manual.runs.run import Run
+from metrics_manual.site.series_drawing import series_drawing
 
 
 def run_names(profile: Profile, sid: str) -> str:

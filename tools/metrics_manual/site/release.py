@@ -8,9 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from metrics_manual.cli.common import find_root
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.source.load import load_manual
+from metrics_manual.source.root import find_root
 
 PUBLISH_CONFIG = "mkdocs.publish.yml"  # mkdocs.yml plus Material's version selector (mike)
 

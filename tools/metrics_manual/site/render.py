@@ -18,61 +18,37 @@ import jinja2
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
-from metrics_manual.judge.rules import DEFAULT_RTOL
+from metrics_manual.markdown import code, literal
 from metrics_manual.model import kinds
 from metrics_manual.model.domain import bounds
+from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.site.audit import audit
 from metrics_manual.site.curves import page_context
-from metrics_manual.site.draw import range_drawing
 from metrics_manual.site.fieldref import field_reference
+from metrics_manual.site.range_drawing import range_drawing
 from metrics_manual.source.load import Manual
 from metrics_manual.source.reader import byte_position
 
 PAGES = "pages"
-# Characters that Markdown, tables or HTML would read as syntax anywhere in a line: shown as
-# entities, so text from ranges/ is always literal and never breaks a table or runs as HTML.
-_INERT = {c: f"&#{ord(c)};" for c in "&<>|*_`[]\\{}~^#!$"}
-_INERT_RE = re.compile("[" + re.escape("".join(_INERT)) + "]")
-# What Markdown reads as a block only at the start of a line (a rule or underline `---`, `===`,
-# a list item `- `, `+ `, `1. `): the first character, or the number's dot, becomes an entity,
-# which displays the same and starts no block. (`>`, `#`, `*` and indents are handled above.)
-_LINE_START = "-+="
-_LEADING_NUMBER = re.compile(r"^(\d+)([.)])(?=\s|$)")
-
-
-def inert(text: Any) -> str:
-    """Markdown that displays `text` literally, on one line, wherever a template puts it."""
-    text = _INERT_RE.sub(lambda m: _INERT[m.group()], " ".join(str(text).split()))
-    if text and text[0] in _LINE_START:
-        return f"&#{ord(text[0])};{text[1:]}"
-    return _LEADING_NUMBER.sub(lambda m: f"{m.group(1)}&#{ord(m.group(2))};", text)
-
-
-def code(text: Any) -> str:
-    """A Markdown code span holding `text` literally, whatever backticks it contains."""
-    text = " ".join(str(text).split())
-    fence = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _describe_md(expectations: Expectation | list[Expectation], unit: str | None) -> str:
     if isinstance(expectations, list):
-        return describe_all(expectations, unit, inert)
-    return describe(expectations, unit, inert)
+        return describe_all(expectations, unit, literal)
+    return describe(expectations, unit, literal)
 
 
 def path_breaks(path: Any) -> str:
     """A file path as inline HTML text that a narrow column breaks only after a slash."""
-    return "/<wbr>".join(inert(part) for part in str(path).split("/"))
+    return "/<wbr>".join(literal(part) for part in str(path).split("/"))
 
 
 def key_breaks(key: Any) -> str:
     """A metric key as inline HTML text that a narrow column breaks only after a slash or an underscore."""
-    return "<wbr>".join(inert(part) for part in re.split(r"(?<=[/_])", str(key)) if part)
+    return "<wbr>".join(literal(part) for part in re.split(r"(?<=[/_])", str(key)) if part)
 
 
 def code_url(code: CodeRepository, path: str) -> str | None:
@@ -85,7 +61,7 @@ def code_url(code: CodeRepository, path: str) -> str | None:
 
 def attr(text: Any) -> str:
     """Text as the value of an HTML attribute in double quotes."""
-    return inert(text).replace('"', "&#34;").replace("'", "&#39;")
+    return literal(text).replace('"', "&#34;").replace("'", "&#39;")
 
 
 def drawings(profiles: Sequence[Profile], metric: Metric) -> dict[str, str]:
@@ -136,7 +112,7 @@ def environment(templates: Path) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        md=inert,
+        md=literal,
         num=num,
         words=words,
         code=code,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding, SourceError
+from metrics_manual.model.gauges import gauge_name, no_gauge
 from metrics_manual.model.keys import overlap
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
@@ -208,7 +209,6 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
 
 
 def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
-    from metrics_manual.exports.gauges import gauge_name, no_gauge
     from metrics_manual.model.schema import metric_anchor
 
     out: list[Finding] = []

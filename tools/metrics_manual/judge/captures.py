@@ -1,9 +1,8 @@
-"""`check` holds each profile against its own captures in the repository.
+"""A profile judged on its own captures in the repository (what `check` holds, and `derive` re-runs).
 
 A capture source with a SHA-256 whose file lies inside the project is a pinned capture:
 a changed file, or a range that its own captured runs break (by the rules of `judge`),
-is a finding. Captures that
-live elsewhere (the lab's) cannot be re-judged; their pages say so.
+is a finding. Captures that live elsewhere (the lab's) cannot be re-judged; their pages say so.
 """
 
 from __future__ import annotations
@@ -13,13 +12,13 @@ from pathlib import Path
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError
-from metrics_manual.exports.formats import export_document
-from metrics_manual.judge.rules import judge
+from metrics_manual.exports.document import export_document
+from metrics_manual.judge.judging import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.schema import CaptureSource, ProfileExport
 from metrics_manual.runs.capture import captures_in_repo, read_capture_run, sha256_of
-from metrics_manual.runs.series import Run
+from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES, Manual, profile_files
 from metrics_manual.source.reader import read_document
 

@@ -1,4 +1,4 @@
-"""The watch of docs/ while serving (site/watch.py): a reader's edit asks for a build, build's own writes do not."""
+"""The watch of docs/ while serving (serve/watch.py): a reader's edit asks for a build, build's own writes do not."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEven
 from conftest import TINY_PROFILE, run_build
 from metrics_manual.build import build
 from metrics_manual.disk.switch import MANIFEST, STAGING
-from metrics_manual.site.watch import DocsWatch
+from metrics_manual.serve.watch import DocsWatch
 
 
 def watching(root: Path) -> tuple[DocsWatch, list[str]]:
     asked: list[str] = []
-    return DocsWatch(root, lambda: asked.append("build")), asked
+    return DocsWatch(root, lambda path: asked.append(Path(path).relative_to(root).as_posix())), asked
 
 
 def test_builds_own_writes_ask_for_no_build(tiny: Path) -> None:
@@ -44,7 +44,7 @@ def test_a_readers_edits_ask_for_a_build(tiny: Path) -> None:
     watch.on_any_event(FileCreatedEvent(str(hand)))
     page.unlink()  # a generated page deleted by hand: build makes it again
     watch.on_any_event(FileDeletedEvent(str(page)))
-    assert asked == ["build"] * 3
+    assert asked == ["docs/profiles/tiny.md", "docs/notes.md", "docs/profiles/tiny.md"]  # each names its file
 
 
 def test_a_readers_edit_while_build_writes_asks_once_it_is_done(tiny: Path) -> None:
@@ -55,7 +55,7 @@ def test_a_readers_edit_while_build_writes_asks_once_it_is_done(tiny: Path) -> N
         hand.write_text("# Notes\n", "utf-8")
         watch.on_any_event(FileCreatedEvent(str(hand)))
         assert asked == []  # judged once build is done, against what it wrote
-    assert asked == ["build"]
+    assert asked == ["docs/notes.md"]
 
 
 def test_a_stray_build_removes_asks_for_no_build(tiny: Path) -> None:

@@ -2,7 +2,7 @@
 
 With `watch: [ranges, templates]` in mkdocs.yml, `mkdocs serve` rebuilds on a
 YAML edit; this plugin then writes only the generated files whose content
-changed, and those writes start no second build (site/watch.py).
+changed, and those writes start no second build (serve/watch.py).
 
 `mkdocs build` fails on an invalid source. `mkdocs serve` does not: a failed build
 would leave the browser waiting for a site that never comes, so the plugin keeps
@@ -34,15 +34,16 @@ from mkdocs.utils import CountHandler
 from metrics_manual.build import build
 from metrics_manual.diagnostics.finding import ManualError, SourceError
 from metrics_manual.disk.switch import settle
-from metrics_manual.exports.formats import CSV_COLUMNS, STEP_RULE_FOR
+from metrics_manual.exports.csv_table import CSV_COLUMNS
 from metrics_manual.exports.names import FORMATS
 from metrics_manual.exports.profile import NO_SITE_URL
+from metrics_manual.exports.prometheus import STEP_RULE_FOR
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
 from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
+from metrics_manual.serve.watch import DocsWatch, watch_docs
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
 from metrics_manual.site.render import environment, template_error
-from metrics_manual.site.watch import DocsWatch, watch_docs
 from metrics_manual.source.load import Manual
 
 log = get_plugin_logger(__name__)
@@ -109,7 +110,7 @@ def whole_tokens(html_text: str) -> str:
     return _CODE_BLOCK.sub(tokens, html_text)
 
 
-# A drawing is finished HTML on one line of a generated page (draw.py escapes every text in it).
+# A drawing is finished HTML on one line of a generated page (site/svg.py escapes every text in it).
 # Markdown adds nothing to it and search leaves it out, yet parsing it was most of the build:
 # the plugin holds each one out of Markdown and search, and puts it back into the finished page.
 # A drawing inside a list item is indented (its profile's block of ranges): the indent stays, the item goes on.
@@ -179,7 +180,7 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_serve(self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]) -> LiveReloadServer:
         self.serving = True  # also `mkdocs serve --clean`, which starts up as a "build"
-        self.docs_watch = watch_docs(server, self.root, config.docs_dir)  # one build per save (site/watch.py)
+        self.docs_watch = watch_docs(server, self.root, config.docs_dir)  # one build per save (serve/watch.py)
         return server
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:

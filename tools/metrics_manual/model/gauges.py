@@ -1,6 +1,6 @@
 """The gauges Miles exports with --use-prometheus: a key's gauge name, and why a key can have none.
 
-The alerting rules (formats.py), the Grafana dashboard (grafana.py) and the check that no two keys of
+The alerting rules (exports/prometheus.py), the Grafana dashboard (exports/grafana.py) and the check that no two keys of
 the catalog give one gauge (source/load.py) read them.
 """
 

@@ -14,15 +14,20 @@ and `check` never meet this: it is set up in `on_serve` only.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mkdocs.livereload import LiveReloadServer
+from mkdocs.plugins import get_plugin_logger
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from metrics_manual.disk.files import read_text
 from metrics_manual.disk.switch import JOURNAL, MANIFEST, STAGING, digest, read_manifest
+from metrics_manual.text import shown_path
+
+log = get_plugin_logger("metrics_manual.serve.plugin")  # the plugin's name in MkDocs' log lines
 
 _BOOKKEEPING = (MANIFEST, JOURNAL, f"{JOURNAL}.new")
 
@@ -30,7 +35,7 @@ _BOOKKEEPING = (MANIFEST, JOURNAL, f"{JOURNAL}.new")
 class DocsWatch(FileSystemEventHandler):
     """Changes under docs/ while serving: a reader's edit calls `rebuild`; the plugin's own writes do not."""
 
-    def __init__(self, root: Path, rebuild: Callable[[], None]) -> None:
+    def __init__(self, root: Path, rebuild: Callable[[str], None]) -> None:
         self.root = root
         self.rebuild = rebuild
         self._lock = threading.Lock()
@@ -47,8 +52,7 @@ class DocsWatch(FileSystemEventHandler):
             if self._writing:
                 self._seen_while_writing |= paths
                 return
-        if not all(self._own(p) for p in paths):
-            self.rebuild()
+        self._judge(paths)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -64,8 +68,14 @@ class DocsWatch(FileSystemEventHandler):
                 self._generated = generated
                 self._writing = False
                 seen, self._seen_while_writing = self._seen_while_writing, set()
-            if not all(self._own(p) for p in seen):
-                self.rebuild()
+            self._judge(seen)
+
+    def _judge(self, paths: set[str]) -> None:
+        """Ask for a build, naming the first changed path that is not one of build's own writes."""
+        for p in sorted(paths):
+            if not self._own(p):
+                self.rebuild(p)
+                return
 
     def _own(self, path: str) -> bool:
         """Whether the change at `path` is one of build's own writes."""
@@ -87,7 +97,8 @@ def watch_docs(server: LiveReloadServer, root: Path, docs_dir: str) -> DocsWatch
     if not (hasattr(server, "_rebuild_cond") and hasattr(server, "_want_rebuild")):
         return None
 
-    def rebuild() -> None:  # what MkDocs' own watch does on a change (LiveReloadServer.watch, MkDocs 1.6)
+    def rebuild(path: str) -> None:  # what MkDocs' own watch does on a change (LiveReloadServer.watch, MkDocs 1.6)
+        log.info(f"{shown_path(os.path.relpath(path, root))} changed: building again")
         with server._rebuild_cond:
             server._want_rebuild = True
             server._rebuild_cond.notify_all()

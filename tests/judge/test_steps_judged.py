@@ -1,6 +1,6 @@
-"""Issue 29, the judge side: fails that were not earned (float32 at the bounds, a live step, a step
-the run never reached), messages that misled (a missing step 0, a step past 2^63-1, nothing judged),
-and issue 32's steps that no expectation covers.
+"""Which steps are judged and at what precision (judge/steps.py, the float32 rule of judge/rules.py):
+float32 at the bounds, a live or unfinished step, a step the run never reached, a missing step 0, a
+step past 2^63-1, nothing judged, and the steps no expectation covers (issues 29 and 32).
 
 Every case writes its run with tests/run_forms.py in each form it applies to.
 """
@@ -20,7 +20,8 @@ import run_forms
 from conftest import run_cli
 from judge_fixture import CATALOG, judged_profile, judged_project, profile_head
 from metrics_manual.api import judge
-from metrics_manual.judge.rules import _minus, _spans, judged_keys
+from metrics_manual.judge.judging import judged_keys
+from metrics_manual.judge.steps import minus, spans
 from metrics_manual.judge.verdict import Judgement, Result
 from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs.read import read_run
@@ -65,7 +66,7 @@ def clean(n: int = N) -> run_forms.Series:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return judged_project(tmp_path_factory.mktemp("round2") / "p", CATALOG, PROFILE)
+    return judged_project(tmp_path_factory.mktemp("steps") / "p", CATALOG, PROFILE)
 
 
 @pytest.fixture(scope="module")
@@ -447,17 +448,23 @@ def test_steps_no_expectation_covers_in_every_output(tmp_path: Path, project: Pa
 
 
 def test_the_judging_page_states_the_step_rules_in_the_codes_words() -> None:
-    from metrics_manual.judge import rules
+    from metrics_manual.judge import judging, rules, steps
 
     def words(text: str) -> str:
         return " ".join(text.replace("`", "").split())
 
     page = words((Path(__file__).parents[2] / "docs" / "judging.md").read_text("utf-8"))
-    stated = rules.__doc__.split("(docs/judging.md states them in these words):")[1].split("The verdict they fill")[0]
-    bullets = stated.strip().split("\n- ")
+    bullets = [
+        bullet
+        for module in (steps, rules, judging)
+        for bullet in (module.__doc__ or "")
+        .split("(docs/judging.md states them in these words):")[1]
+        .strip()
+        .split("\n- ")
+    ]
     assert len(bullets) == 6
-    for bullet in bullets:
-        assert words(bullet.lstrip("- ")) in page, bullet
+    for bullet in bullets:  # one list on the page: each bullet ends in ";" or "."
+        assert words(bullet.lstrip("- ")).rstrip(".;") in page, bullet
 
 
 def test_a_run_starting_far_out_lists_its_missing_first_steps_up_to_a_cap(tmp_path: Path) -> None:
@@ -475,6 +482,6 @@ def test_a_run_starting_far_out_lists_its_missing_first_steps_up_to_a_cap(tmp_pa
 @settings(max_examples=200, deadline=None)
 @given(st.sets(st.integers(0, 60)), st.sets(st.integers(0, 60)))
 def test_the_steps_left_uncovered_are_the_plain_difference(steps: set[int], covered: set[int]) -> None:
-    left = _minus(_spans(sorted(steps)), _spans(sorted(covered)))
+    left = minus(spans(sorted(steps)), spans(sorted(covered)))
     assert [s for a, b in left for s in range(a, b + 1)] == sorted(steps - covered)
     assert all(b + 1 < c for (_, b), (c, _) in zip(left, left[1:]))  # as few spans as can be
