@@ -169,7 +169,6 @@
       select.value = id;
       entriesFirst(id, ids, fold);
       columnsFirst(id, ids);
-      document.documentElement.dataset.mmProfile = id;
     };
     show(true);
     inAddress(id);
