@@ -4,8 +4,8 @@ Files written whole (by run_forms, or by Miles' own writers in tests/fixtures/mi
 written again into a live folder piece by piece, each form the way Miles writes it: the event log,
 the dashboard log and TensorBoard's event files are appended to, in pieces of `chunk` bytes taken
 in turn from each file of a process life (so a piece may end inside a line or a record, as a
-reader can catch a writer); the CI history is rewritten whole after each step, through a temp
-file renamed over it (CiHistoryBackend._write_snapshot_locked). A file appears when its first
+reader can catch a writer); a form the registry says is rewritten (the CI history) is rewritten
+whole after each step, through a temp file renamed over it (CiHistoryBackend._write_snapshot_locked). A file appears when its first
 piece is written; the files of a later life (a process resumed from a checkpoint) once the earlier
 life's are whole.
 """
@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import run_forms
-from metrics_manual.runs.forms import detect
+from metrics_manual.runs.forms import BY_NAME, FORMS, detect
 
-GROWING_FORMS = ("events", "dashboard", "ci-history", "tensorboard")
+GROWING_FORMS = tuple(f.name for f in FORMS if f.grows != "exported")  # the forms a live run writes
 Piece = Callable[[], None]
 
 
@@ -64,7 +64,7 @@ def lives(folders: list[Path], live: Path, chunk: int = 97) -> Iterator[Piece]:
     relative places: a CI history rewritten, the other forms appended."""
     for folder in folders:
         files = sorted(p for p in folder.rglob("*") if p.is_file())
-        whole = [p for p in files if detect(p) == "ci-history"]
+        whole = [p for p in files if (form := detect(p)) and BY_NAME[form].grows == "rewritten"]
         yield from appended([(p, live / p.relative_to(folder)) for p in files if p not in whole], chunk)
         for p in whole:
             yield from rewritten(p, live / p.relative_to(folder))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -185,12 +186,50 @@ def _csv(v: float) -> str:
     return "NaN" if math.isnan(v) else repr(v)
 
 
+def console_time(i: int) -> str:
+    """The time of Miles' logging format (`%(asctime)s.%(msecs)03d`) of the run's i-th second."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(1796000000 + i)) + ".000"
+
+
+def write_console(run: Series, folder: Path) -> list[Path]:
+    """The driver's console of a Ray run: each actor's lines behind Ray's prefix, in Miles' logging format,
+    among other lines. The trainer prints `step N: {...}` with train/step in the dict (log_utils.py:542),
+    the rollout side `perf N: {...}` before rollout/step is added (metrics.py:89)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [  # the driver's first lines: Miles' own (configure_logger_raw("main") parses the args), then Ray's
+        f"[{console_time(-1)} main] train.py:12 - the run starts\n",
+        "2026-11-30 01:00:00,000\tINFO worker.py:1821 -- Started a local Ray instance.\n",
+    ]
+    for i, (sk, step, metrics) in enumerate(calls(run)):
+        at = console_time(i)
+        if sk == "train/step":
+            prefix = f"(MegatronTrainRayActor pid=4101) [{at} actor_cell0_rank0] "
+            lines.append(prefix + f"model.py:820 - grad norm clipped: {{'step': {step}}}\n")  # no metric line
+            logged = {k: v for k, v in metrics.items() if k != sk} | {sk: step}  # log_train_step: train/step last
+            lines.append(prefix + f"log_utils.py:542 - step {step}: {logged}\n")
+        else:
+            rest = {k: v for k, v in metrics.items() if k != sk}
+            prefix = f"(RolloutManager pid=4100) [{at} rollout_manager] "
+            lines.append(
+                f"Rollout {step}:  50%|#####     | 32/64 [00:03<00:03]\r"
+                + prefix
+                + f"metrics.py:89 - perf {step}: {rest}\n"
+            )
+        lines.append(
+            f"[2026-11-30 01:00:0{i % 10} TP0] Decode batch. #running-req: 8, #token: {i}, gen throughput: 1.0\n"
+        )
+    path = folder / "run.log"
+    path.write_text("".join(lines), "utf-8")
+    return [path]
+
+
 WRITERS = {
     "events": write_events,
     "dashboard": write_dashboard,
     "ci-history": write_ci_history,
     "tensorboard": write_tensorboard,
     "wandb-csv": write_wandb_csv,
+    "console": write_console,
 }
 
 

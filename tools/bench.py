@@ -11,6 +11,8 @@
    dashboard log of ~110 keys a record with bare NaN, a TensorBoard run written by its own writer (a
    step an event, and a scalar an event as add_scalar writes) and a W&B CSV, each beside its baselines (CPU seconds: a stdlib json loop, orjson alone, `grep -c` as
    the read floor, EventAccumulator, a csv loop) with the ratio.
+   A console log (--part console): Miles' metric lines among SGLang's and other lines (~5% of the
+   bytes), beside plain-Python loops that find the metric lines and parse their dicts.
 6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
 7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
 8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
@@ -516,6 +518,103 @@ def realistic_report(mb: int, runs: int = 3) -> None:
         )
 
 
+def console_log(path: Path, mb: int, metric_share: float = 0.05) -> tuple[int, float]:
+    """A driver's console whose metric lines are about `metric_share` of the bytes: each rollout, the
+    rollout side's `perf N` (~110 keys) and the trainer's `rollout N`, `step N` and `perf N` lines, in
+    Miles' logging format behind Ray's prefix, among SGLang's decode lines and other log lines (some
+    holding a dict, `: {` included). Returns the rollouts and the metric lines' share of the bytes."""
+    groups, _ = _catalog_keys()
+    keys = {
+        sk: ks + [f"{ks[0].split('/')[0]}/extra_{i}" for i in range(max(0, 110 - len(ks)))] for sk, ks in groups.items()
+    }
+    ray = "\x1b[36m({actor} pid={pid})\x1b[0m [2026-11-30 01:{m:02d}:{s:02d}.{ms:03d} {name}] {where} - "
+    step, metric_bytes, other_bytes = 0, 0, 0
+    with path.open("w", encoding="utf-8") as fh:
+        while fh.tell() < mb * 1_000_000:
+            at = {"m": step // 60 % 60, "s": step % 60, "ms": step % 1000}
+            manager = ray.format(actor="RolloutManager", pid=4100, name="rollout_manager", where="metrics.py:89", **at)
+            actor = ray.format(
+                actor="MegatronTrainRayActor", pid=4101, name="actor_cell0_rank0", where="log_utils.py:542", **at
+            )
+            value = 0.5 + (step % 97) / 1000
+            lines = []
+            for sk, ks in keys.items():
+                d = {k: value for k in ks if k != sk}
+                if sk == "train/step":
+                    lines.append(actor + f"step {step}: {d | {sk: step}}\n")
+                elif sk == "rollout/step":
+                    lines.append(manager + f"perf {step}: {d}\n")
+                else:
+                    lines.append(manager.replace("metrics.py:89", "metrics.py:53") + f"eval {step}: {d}\n")
+            for line in lines:
+                fh.write(line)
+                metric_bytes += len(line)
+            i = 0
+            while other_bytes < metric_bytes * (1 - metric_share) / metric_share:
+                line = (
+                    f"(SGLangEngine pid=4200) [2026-11-30 01:00:00 TP0] Decode batch. #running-req: {i % 64}, "
+                    f"#token: {i * 37 % 90000}, token usage: 0.{i % 100:02d}, gen throughput (token/s): {i % 5000}.00, "
+                    "#queue-req: 0\n"
+                    if i % 10
+                    else actor.replace("log_utils.py:542", "log_utils.py:100")
+                    + f"ft op=cross_cell phase=start rank=0 cfg: {{'i': {i}}}\n"
+                )
+                fh.write(line)
+                other_bytes += len(line)
+                i += 1
+            step += 1
+    return step, metric_bytes / (metric_bytes + other_bytes)
+
+
+# Plain-Python loops over a console: find the metric lines, and read their dicts as a script would (safely).
+_CONSOLE_LOOP = {
+    "a line loop finding ': {'": "import sys\nn = 0\nfor line in open(sys.argv[1], 'rb'):\n    if b': {' in line: n += 1",
+    "that loop + a regex + ast.parse of each dict": "import ast, re, sys\n"
+    "head = re.compile(rb'\\] \\S+:\\d+ - (?:\\w+-)?(?:step|perf|rollout|multi_turn|eval) \\d+: (\\{.*)')\n"
+    "for line in open(sys.argv[1], 'rb'):\n"
+    "    if b': {' in line and (m := head.search(line)): ast.parse(m.group(1), mode='eval')",
+}
+
+
+def console_report(mb: int, runs: int = 3) -> None:
+    """judge on a large console log, mostly other lines, beside plain-Python loops (CPU seconds, least of `runs`)."""
+    from metrics_manual.source.load import load_manual
+
+    profile = load_manual(REPO).profiles[0].id
+    judge = [sys.executable, "-m", "metrics_manual", "judge", "--profile", profile, "--format", "json", "--no-progress"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.log"
+        steps, share = console_log(path, mb)
+        size = path.stat().st_size / 1e6
+        lines = sum(1 for _ in path.open("rb"))
+        one = Path(tmp) / "one.log"  # judge's fixed cost: start-up, the profile, the verdict of one metric line
+        with path.open("rb") as fh:
+            one.write_bytes(fh.readline())
+        base = dict.fromkeys(_CONSOLE_LOOP, float("inf"))
+        ours = fixed = start = float("inf")
+        for _ in range(runs):  # in turns: other jobs on the machine move one run by 30%
+            for k, code in _CONSOLE_LOOP.items():
+                base[k] = min(base[k], cpu_of([sys.executable, "-c", code, str(path)]))
+            ours = min(ours, cpu_of([*judge, str(path)]))
+            fixed = min(fixed, cpu_of([*judge, str(one)]))
+            start = min(start, cpu_of([sys.executable, "-c", "import sys"]))
+        began = time.perf_counter()
+        subprocess.run(["grep", "-c", ": {", str(path)], stdout=subprocess.PIPE, check=False)
+        grep = time.perf_counter() - began
+        print(
+            f"[judge] console log, {size:,.0f} MB, {lines:,} lines, {steps:,} rollouts, metric lines {share:.0%} of "
+            f"the bytes: judge {ours:.2f} s CPU ({size / ours:,.0f} MB/s); "
+            + "; ".join(f"{k} {v:.2f} s ({v / ours:.1f}x judge's)" for k, v in base.items())
+            + f"; grep -c {grep:.2f} s wall (the read floor, {size / grep:,.0f} MB/s)"
+        )
+        loop = base["a line loop finding ': {'"]
+        print(
+            f"[judge]   judge of its first line alone {fixed:.2f} s (start-up, the profile, a verdict); "
+            f"the rest {ours - fixed:.2f} s ({size / max(ours - fixed, 1e-9):,.0f} MB/s), "
+            f"the line loop without its start-up {loop - start:.2f} s ({(loop - start) / max(ours - fixed, 1e-9):.1f}x)"
+        )
+
+
 def judge_report(mb: int) -> None:
     """Throughput and peak RSS of `metrics-manual judge` on generated logs of `mb` MB (the real manual's profile)."""
     mm = [sys.executable, "-m", "metrics_manual"]
@@ -725,7 +824,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--part", choices=("all", "manual", "judge", "realistic", "derive", "serve", "follow"), default="all"
+        "--part", choices=("all", "manual", "judge", "realistic", "console", "derive", "serve", "follow"), default="all"
     )
     parser.add_argument(
         "--judge-mb",
@@ -747,6 +846,8 @@ def main() -> None:
     if args.part in ("all", "realistic") and not args.validate:
         # 300 MB unless asked: each realistic log is read a dozen times (judge and its baselines, 3 runs each)
         realistic_report(100 if args.quick else args.judge_mb or 300, 1 if args.quick else args.runs)
+    if args.part in ("all", "console") and not args.validate:
+        console_report(100 if args.quick else args.judge_mb or 300, 1 if args.quick else args.runs)
     if args.part in ("all", "derive") and not args.validate:
         with tempfile.TemporaryDirectory() as tmp:
             derive_figures(Path(tmp))
@@ -754,7 +855,7 @@ def main() -> None:
         serve_report(3 if args.quick else 5)
     if args.part in ("all", "follow") and not args.validate:
         follow_report([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
-    if args.part in ("judge", "realistic", "derive", "serve", "follow"):
+    if args.part in ("judge", "realistic", "console", "derive", "serve", "follow"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

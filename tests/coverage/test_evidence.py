@@ -224,9 +224,20 @@ def test_a_checkout_at_another_commit_is_a_finding_and_the_rest_is_still_reporte
     code, out, lines = coverage(root, miles)
     assert code == 1
     assert (out["commit"], out["catalog_commit"], out["at_commit"]) == (later, first, False)
+    # Its history holds the catalog's commit: the places are followed there (tests/coverage/test_move.py).
     assert lines == [
-        f"{C}:2:89: error: the checkout is at {later[:12]} but the catalog reads Miles at {first[:12]}: the findings "
-        "that follow are what moved between the two [MM617]",
+        f"{C}:2:89: error: the checkout is at {later[:12]} but the catalog reads Miles at {first[:12]}: 2 places of 1 "
+        f"origins hold at {later[:12]} (2 evidence lines; 2 at another line, 0 in another file, 0 in another "
+        "symbol); 0 origins to read again; `coverage --write` moves the catalog there [MM617]",
+    ]
+    # A checkout of the same files whose history does not hold the catalog's commit: each place held to its files.
+    other, _ = miles_repo(tmp_path / "other", (miles / "miles" / "trainer.py").read_text("utf-8"))
+    code, out, lines = coverage(root, other)
+    assert code == 1
+    assert lines == [
+        f"{C}:2:89: error: the checkout is at {out['commit'][:12]} but the catalog reads Miles at {first[:12]}: its "
+        f"history does not hold Miles {first[:12]}, so the catalog cannot be followed there (fetch that commit); "
+        "the findings that follow are what differs between the two [MM617]",
         f"{C}:{catalog_line(root, 'line: 7')}:17: error: train/grad_norm: origin: the evidence moved from line 7 "
         "to line 8 of miles/trainer.py [MM613]",
         f"{C}:{catalog_line(root, 'line: 12')}:19: error: train/grad_norm: named_at: the evidence moved from "

@@ -117,7 +117,7 @@ def _as_run(series: dict[str, dict[int, float]]):  # type: ignore[no-untyped-def
     return Run(series={k: Series(v.items()) for k, v in series.items()})
 
 
-@pytest.mark.parametrize("form", ["dashboard", "events", "ci-history"])
+@pytest.mark.parametrize("form", ["dashboard", "events", "ci-history", "console"])
 def test_runs_inside_the_project_are_captured_and_check_is_green(tmp_path: Path, form: str) -> None:
     root = seeds_project(tmp_path / "manual")
     args = []

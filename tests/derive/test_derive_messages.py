@@ -10,6 +10,7 @@ import pytest
 
 from conftest import run_cli, snapshot
 from derive_helpers import SEEDS_CATALOG, SEEDS_PROFILE, seed_run, write_project, write_runs
+from metrics_manual.runs.forms import RUN_FORMATS
 from metrics_manual.runs.run import Run
 from metrics_manual.source.load import load_manual
 
@@ -89,9 +90,9 @@ def test_input_format_is_the_form_the_runs_are_read_in(project: tuple[Path, list
     # The runs are CI-history files: read as dashboard logs they hold no metric derive can use.
     wrong = run_cli("derive", "--profile", "seeds", *runs, "--input-format", "dashboard", cwd=root)
     assert wrong.returncode != 0 and "0.452 to 0.908" not in wrong.stdout
-    assert "--input-format [auto|events|dashboard|ci-history|tensorboard|wandb-csv]" in run_cli(
-        "derive", "--help"
-    ).stdout.replace("\n", " ").replace("  ", " ")
+    assert f"--input-format [auto|{'|'.join(RUN_FORMATS)}]" in run_cli("derive", "--help").stdout.replace(
+        "\n", " "
+    ).replace("  ", " ")
 
 
 def test_the_domain_is_named_only_where_it_moved_a_bound(project: tuple[Path, list[str]]) -> None:

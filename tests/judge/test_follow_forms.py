@@ -125,6 +125,17 @@ def test_files_of_miles_own_writers_growing_give_judges_verdict(
     assert json.loads(verdict)["run"]["steps"]["train/step"]["last"] == 99
 
 
+@pytest.mark.parametrize("root", ["healthy", "resume"])
+def test_consoles_of_miles_own_logging_growing_give_judges_verdict(
+    root: str, tmp_path: Path, profile: ProfileExport
+) -> None:
+    # tests/fixtures/miles-console: the driver's console and the actors' files, or a first and a resumed life.
+    live = tmp_path / "live"
+    _, verdict = follow_writes(profile, grown([REPO / "tests" / "fixtures" / "miles-console" / root], live, 4099), live)
+    assert verdict == judged_after(profile, live)
+    assert json.loads(verdict)["run"]["steps"]["train/step"]["last"] == 99
+
+
 @pytest.mark.parametrize("form", GROWING_FORMS)
 def test_each_fault_is_found_once_and_the_last_step_only_at_the_end(
     form: str, tmp_path: Path, profile: ProfileExport

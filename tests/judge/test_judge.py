@@ -16,6 +16,7 @@ from judge_fixture import CATALOG, PROFILE, STEPS, clean_run, judged_profile, ju
 from metrics_manual.api import judge
 from metrics_manual.judge.verdict import Judgement
 from metrics_manual.model.schema import ProfileExport
+from metrics_manual.runs.forms import FORMS
 from metrics_manual.runs.read import RunInputError, detect, read_run
 
 
@@ -179,34 +180,6 @@ def test_a_short_run_is_judged_on_the_steps_it_has(tmp_path: Path, profile: Prof
     assert j.run.steps["rollout/step"].count == 6
 
 
-def test_the_last_attempt_wins_in_the_event_log(tmp_path: Path, profile: ProfileExport) -> None:
-    run_forms.write_events(clean_run(), tmp_path / "ev", retry_step=3)
-    # A stale line of the first attempt in another process's file written at the same time (a later line
-    # of the same file would be a resumed process's, which supersedes: the rules of a merge).
-    stale = {
-        "timestamp": "2026-11-30T01:00:03Z",
-        "source": {"component": "actor"},
-        "type": "metric",
-        "rollout_id": None,
-        "attempt": 0,
-        "metrics": {"train/step": 3, "train/grad_norm": 99.0},
-    }
-    (tmp_path / "ev" / "actor_cell1_rank0.jsonl").write_text(json.dumps(stale) + "\n", "utf-8")
-    read = read_run([tmp_path / "ev"], {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"})
-    assert read.series["train/grad_norm"][3] == pytest.approx(1.9)
-    assert bad(judge(profile, read)) == {}
-
-
-def test_null_in_the_event_log_is_a_non_finite_value(tmp_path: Path, profile: ProfileExport) -> None:
-    run = clean_run()
-    run["train/grad_norm"][2] = math.inf
-    files = run_forms.write_events(run, tmp_path / "ev")
-    assert any(b'"train/grad_norm":null' in f.read_bytes() for f in files)
-    j = judge(profile, read_run(files, {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}))
-    r = next(r for r in j.results if (r.metric, r.expectation) == ("train/grad_norm", 0))
-    assert r.verdict == "error" and [(p.step, p.value) for p in r.failing_steps] == [(2, "NaN")]
-
-
 def _steps() -> dict[str, str]:
     return {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
 
@@ -219,13 +192,6 @@ def test_a_cut_last_line_is_a_warning(form: str, tmp_path: Path, profile: Profil
     j = judge(profile, read_run(files, _steps()))
     assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
     assert "cut" in j.problems[0].message and bad(j) == {} and j.exit_code == 0
-
-
-def test_a_cut_last_line_is_a_warning_in_a_csv(tmp_path: Path, profile: ProfileExport) -> None:
-    (path,) = run_forms.write_wandb_csv(clean_run(), tmp_path)
-    path.write_bytes(path.read_bytes() + b"20,210.0,17960")
-    j = judge(profile, read_run([path], _steps()))
-    assert [p.severity for p in j.problems] == ["warning"] and j.exit_code == 0
 
 
 @pytest.mark.parametrize("form", ["events", "dashboard", "ci-history"])
@@ -253,7 +219,7 @@ def test_files_read_as_the_wrong_form_are_an_error_not_a_run_without_metrics(tmp
 
 
 def test_detection_reads_the_content_and_input_format_overrides_it(tmp_path: Path) -> None:
-    for form in ("events", "dashboard", "ci-history", "wandb-csv"):
+    for form in (f.name for f in FORMS if f.sample):  # the forms told by their content, not their name
         for f in run_forms.write(form, clean_run(), tmp_path / form):
             assert detect(f) == form
             renamed = f.with_name("log.txt")
@@ -397,24 +363,6 @@ def test_text_from_the_source_stays_inert_in_junit(tmp_path: Path) -> None:
     assert any('</failure><x a="&amp;"> ]]>' in n for n in names)
 
 
-def test_tensorboard_without_the_extra_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
-    real = builtins.__import__
-
-    def no_tensorboard(name: str, *args, **kw):
-        if name.startswith("tensorboard"):
-            raise ImportError(name)
-        return real(name, *args, **kw)
-
-    (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\0" * 32)
-    monkeypatch.setattr(builtins, "__import__", no_tensorboard)
-    from metrics_manual.diagnostics.finding import MissingExtra
-
-    with pytest.raises(MissingExtra, match=r"pip install 'metrics-manual\[tensorboard\]'"):
-        read_run([tmp_path], _steps())
-
-
 def test_the_api_judges_a_run_from_an_exported_profile(tmp_path: Path, project: Path) -> None:
     from metrics_manual import api
 
@@ -447,37 +395,6 @@ def test_only_judged_keys_are_kept_and_the_others_are_still_listed(tmp_path: Pat
         }, form
 
 
-def test_a_metric_event_whose_type_comes_late_is_still_read(tmp_path: Path, profile: ProfileExport) -> None:
-    files = run_forms.write_events(clean_run(), tmp_path / "ev")
-    late = {
-        "metrics": {"train/step": 3, "train/grad_norm": 9.5, "pad": "x" * 5000},
-        "attempt": 2,
-        "type": "metric",
-        "timestamp": "2026-11-30T01:00:00Z",
-        "source": {"component": "actor"},
-    }
-    with files[-1].open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(late) + "\n")
-        # A large non-metric event that merely mentions "metric" is skipped.
-        fh.write(
-            json.dumps(
-                {
-                    "timestamp": "t",
-                    "source": {},
-                    "type": "witness",
-                    "note": '"metric"',
-                    "metrics": {"train/step": 4, "train/grad_norm": 1e9},
-                }
-            )
-            + "\n"
-        )
-    j = judge(profile, read_run(files, _steps()))
-    assert bad(j) == {("train/grad_norm", 0): "fail"}
-    assert [
-        p.step for r in j.results if r.metric == "train/grad_norm" and r.verdict == "fail" for p in r.failing_steps
-    ] == [3]
-
-
 def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -493,8 +410,10 @@ def test_progress_shows_on_stderr_only_when_asked_or_on_a_terminal(
     assert out == "" and "reading the run" in err
 
 
-@pytest.mark.parametrize("form", ["events", "dashboard", "ci-history", "wandb-csv"])
+@pytest.mark.parametrize("form", run_forms.FORMS)
 def test_every_reader_reports_every_byte_to_the_progress_bar(form: str, tmp_path: Path) -> None:
+    if form == "tensorboard":
+        pytest.importorskip("tensorboard")
     from metrics_manual.runs.collect import Collector
     from metrics_manual.runs.forms import BY_NAME
 
@@ -503,36 +422,6 @@ def test_every_reader_reports_every_byte_to_the_progress_bar(form: str, tmp_path
         done.clear()
         BY_NAME[form].read(f, str(f), Collector(_steps(), done.append))
         assert sum(done) == f.stat().st_size and all(n >= 0 for n in done)
-
-
-def test_tensorboard_reads_every_scalar_not_a_sample(tmp_path: Path) -> None:
-    pytest.importorskip("tensorboard")
-    n = 10_050  # EventAccumulator's default keeps 10,000 per tag
-    run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 + s % 7 for s in range(n)}}, tmp_path / "tb")
-    read = read_run([tmp_path / "tb"], _steps())
-    assert read.formats == ["tensorboard"]
-    assert len(read.series["train/grad_norm"]) == n and read.series["train/grad_norm"][n - 1] == 1.0 + (n - 1) % 7
-
-
-def test_a_corrupt_tensorboard_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
-    pytest.importorskip("tensorboard")
-    (path,) = run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 for s in range(5)}}, tmp_path / "tb")
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0xFF  # a flipped byte: the record's checksum no longer matches
-    path.write_bytes(bytes(data))
-    read = read_run([path], _steps())
-    assert [(p.path, p.severity) for p in read.problems] == [(str(path), "error")]
-
-
-def test_a_cut_last_tensorboard_record_is_a_warning(tmp_path: Path, profile: ProfileExport) -> None:
-    pytest.importorskip("tensorboard")
-    files = run_forms.write_tensorboard(clean_run(), tmp_path / "tb")
-    files[0].write_bytes(
-        files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02"
-    )  # a header, then the writer stopped
-    j = judge(profile, read_run([tmp_path / "tb"], _steps()))
-    assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
-    assert bad(j) == {} and j.exit_code == 0
 
 
 def test_a_folder_without_metrics_files_is_a_warning_and_no_run_at_all_is_bad_input(tmp_path: Path) -> None:

@@ -12,8 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import run_forms
+from judge_fixture import clean_run
+from metrics_manual.api import judge
+from metrics_manual.model.schema import ProfileExport
 from metrics_manual.runs import tensorboard
 from metrics_manual.runs.collect import Collector
+from metrics_manual.runs.read import read_run
+from miles_runs import MILES, bad, miles_profile, need, read, result
 
 pytest.importorskip("tensorboard")
 from tensorboard.backend.event_processing import event_file_loader  # noqa: E402
@@ -24,6 +30,11 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter  # noqa
 STEP_KEYS = {"train": "train/step", "rollout": "rollout/step"}
 # Tags of different lengths: records of several lengths, so the cache of length checksums hits and misses.
 KEYS = ["train/loss", "train/grad_norm", "rollout/raw_reward", "train/a_much_longer_key_than_the_others"]
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory: pytest.TempPathFactory) -> ProfileExport:
+    return miles_profile(tmp_path_factory)
 
 
 def _write(folder: Path, steps: int = 6) -> Path:
@@ -206,3 +217,86 @@ def test_reading_scalars_imports_only_the_event_protobuf(tmp_path: Path) -> None
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = ran.stdout.split("\n")[-2]
     assert "numpy" not in loaded and "tensorflow_stub" not in loaded and "event_pb2" in loaded, loaded
+
+
+# --- judged: every scalar, a corrupt or cut file, the extra ---------------------------------------
+
+
+def test_tensorboard_values_after_a_tag_s_first_are_read(profile: ProfileExport) -> None:
+    need("tensorboard")
+    j = judge(profile, read([MILES / "tensorboard-tf"], profile))
+    assert bad(j) == {} and j.exit_code == 0
+    grad = result(j, "train/grad_norm")
+    assert grad.steps_judged == 100
+    run = read([MILES / "tensorboard-tf"], profile)
+    assert len(run.series["train/grad_norm"]) == 100 and run.series["train/grad_norm"][19] == pytest.approx(1.09)
+
+
+def test_a_tensor_of_a_tag_first_named_by_another_plugin_is_not_a_scalar(tmp_path: Path) -> None:
+    need("tensorboard")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.plugins.scalar.summary_v2 import scalar_pb
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(tmp_path))
+    for step in range(3):
+        for tag, plugin in (("train/grad_norm", "scalars"), ("train/hist", "histograms")):
+            summary = scalar_pb(tag, 1.0 + step)
+            summary.value[0].metadata.plugin_data.plugin_name = plugin
+            if step:  # as TensorFlow's writer: the metadata on the first value only
+                summary.value[0].ClearField("metadata")
+            writer.add_event(event_pb2.Event(step=step, wall_time=1796000000.0 + step, summary=summary))
+    writer.add_event(event_pb2.Event(step=3, summary=summary_pb2.Summary()))
+    writer.close()
+    run = read_run([tmp_path], STEP_KEYS)
+    assert dict(run.series["train/grad_norm"].items()) == {0: 1.0, 1: 2.0, 2: 3.0}
+    assert "train/hist" not in run.series and not run.problems
+    assert tensorboard.__doc__ and "first value" in tensorboard.__doc__
+
+
+def test_tensorboard_without_the_extra_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_tensorboard(name: str, *args, **kw):
+        if name.startswith("tensorboard"):
+            raise ImportError(name)
+        return real(name, *args, **kw)
+
+    (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\0" * 32)
+    monkeypatch.setattr(builtins, "__import__", no_tensorboard)
+    from metrics_manual.diagnostics.finding import MissingExtra
+
+    with pytest.raises(MissingExtra, match=r"pip install 'metrics-manual\[tensorboard\]'"):
+        read_run([tmp_path], STEP_KEYS)
+
+
+def test_tensorboard_reads_every_scalar_not_a_sample(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    n = 10_050  # EventAccumulator's default keeps 10,000 per tag
+    run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 + s % 7 for s in range(n)}}, tmp_path / "tb")
+    read = read_run([tmp_path / "tb"], STEP_KEYS)
+    assert read.formats == ["tensorboard"]
+    assert len(read.series["train/grad_norm"]) == n and read.series["train/grad_norm"][n - 1] == 1.0 + (n - 1) % 7
+
+
+def test_a_corrupt_tensorboard_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    (path,) = run_forms.write_tensorboard({"train/grad_norm": {s: 1.0 for s in range(5)}}, tmp_path / "tb")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a flipped byte: the record's checksum no longer matches
+    path.write_bytes(bytes(data))
+    read = read_run([path], STEP_KEYS)
+    assert [(p.path, p.severity) for p in read.problems] == [(str(path), "error")]
+
+
+def test_a_cut_last_tensorboard_record_is_a_warning(tmp_path: Path, profile: ProfileExport) -> None:
+    pytest.importorskip("tensorboard")
+    files = run_forms.write_tensorboard(clean_run(), tmp_path / "tb")
+    files[0].write_bytes(
+        files[0].read_bytes() + b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02"
+    )  # a header, then the writer stopped
+    j = judge(profile, read_run([tmp_path / "tb"], run_forms.STEP_KEYS))
+    assert [(p.path, p.severity) for p in j.problems] == [(str(files[0]), "warning")]
+    assert bad(j) == {} and j.exit_code == 0

@@ -10,6 +10,9 @@ hashes working-tree files (`git status`, `git diff`): nothing here asks git to.
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+from pathlib import Path
 
 SAFE_OPTIONS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 # For a checkout that is only read: a missing object is an error, never a fetch.
@@ -32,3 +35,30 @@ def environment() -> dict[str, str]:
         "GIT_NO_REPLACE_OBJECTS": "1",
         "GIT_TERMINAL_PROMPT": "0",
     }
+
+
+def output(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+    """What a git plumbing command prints in the repository at `root` (None when it fails): a read only,
+    with nothing its config names run and no object fetched."""
+    try:
+        done = subprocess.run(
+            command("-C", str(root), *args, fetch=False),
+            input=stdin,
+            capture_output=True,
+            timeout=120,
+            check=False,
+            env=environment(),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit of the work tree whose top folder is `root` (None for a plain folder, or a folder inside
+    another repository: its HEAD is not this folder's)."""
+    if not (root / ".git").exists():
+        return None
+    out = output(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    sha = out.decode("ascii", "replace").strip() if out else ""
+    return sha if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None

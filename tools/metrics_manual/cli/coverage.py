@@ -1,158 +1,66 @@
-"""`metrics-manual coverage --miles PATH`: the catalog held against the keys a Miles checkout logs."""
+"""`metrics-manual coverage --miles PATH`: the catalog held against the keys a Miles checkout logs.
+
+Only click and the command's words are imported with the module (its --help pays for nothing more); the
+scan, the model and the move are imported when the command runs.
+"""
 
 from __future__ import annotations
 
-import json
-import re
 import sys
-from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, EXIT_INPUT, fail, root_option
-from metrics_manual.coverage import evidence
-from metrics_manual.coverage.compare import Result, compare
-from metrics_manual.coverage.scan import python_files, scan
-from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import Finding, ManualError, errors
-from metrics_manual.diagnostics.report import FINDING_FORMATS, report
-from metrics_manual.source.load import CATALOG, COVERAGE, load_manual
-from metrics_manual.source.reader import read_document
-from metrics_manual.source.root import find_root
+from metrics_manual.diagnostics.finding import ManualError, UsageError
+from metrics_manual.diagnostics.report import FINDING_FORMATS
+from metrics_manual.text import inert, shown_path
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+if TYPE_CHECKING:
+    from metrics_manual.coverage.commits import History
+    from metrics_manual.coverage.move import Move
+    from metrics_manual.source.load import Manual
 
 
-def inert(text: str) -> str:
-    """Keys come from untrusted code: control characters are shown escaped, never sent to the terminal."""
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
-    )
+def _refuse(message: str, fmt: str) -> NoReturn:
+    fail(UsageError(f"cannot move the catalog: {message}; nothing was written"), fmt)
 
 
-def as_json(r: Result, checked: dict[str, object]) -> str:
-    return json.dumps(
-        {
-            "commit": r.commit,
-            "catalog_commit": r.catalog_commit,
-            "documented_and_emitted": r.documented_and_emitted,
-            "emitted_not_documented": [asdict(u) for u in r.emitted_not_documented],
-            "documented_not_emitted": [asdict(g) for g in r.documented_not_emitted],
-            "timed_not_logged": [asdict(t) for t in r.timed_not_logged],
-            "not_visible": [asdict(n) for n in r.not_visible],
-            "not_logged": [asdict(n) for n in r.not_logged],
-            "not_read": [asdict(u) for u in r.not_read],
-            "marked_but_logged": [asdict(n) for n in r.marked_but_logged],
-            "visible_after_all": r.visible_after_all,
-            "documented_concrete": {"total": r.concrete, "seen": r.concrete_seen},
-            "evidence": checked,
-        },
-        indent=2,
-        ensure_ascii=True,
-    )
+def _moved(project: Path, manual: Manual, f: Move, history: History, path: Path, fmt: str) -> tuple[Manual, list[Path]]:
+    """`--write`: the catalog (and ranges/coverage.yaml) moved to the checkout's HEAD; exit 2 when it cannot be."""
+    from metrics_manual.coverage.checkout import changed_files
+    from metrics_manual.coverage.rewrite import moved_catalog, moved_coverage, write
+    from metrics_manual.disk.files import read_text
+    from metrics_manual.source.load import CATALOG, COVERAGE, load_manual
 
-
-def as_text(r: Result) -> str:
-    lines = [f"Miles {r.commit or '(commit unknown)'}; the catalog reads Miles at {r.catalog_commit}"]
-    known_new = [u for u in r.emitted_not_documented if u.known]
-    new = [u for u in r.emitted_not_documented if not u.known]
-    timed = [t for t in r.timed_not_logged if t.documented and not t.marked]
-    lines.append(
-        f"{len(r.documented_and_emitted)} documented and logged, {len(new)} logged but undocumented "
-        f"({len(known_new)} more known), {len(r.documented_not_emitted)} documented but not logged, "
-        f"{len(timed)} documented but timed in a process that never logs its timers, "
-        f"{len(r.not_logged)} marked not logged, {len(r.not_visible)} not visible to the scan; "
-        f"the scan sees {r.concrete_seen} of the {r.concrete} documented concrete keys; "
-        f"{len(r.not_read)} Python file(s) not read"
-    )
-    for u in new:
-        lines.append(f"undocumented: {inert(u.key)}  ({inert(u.path)}:{u.line} {inert(u.symbol)}, {u.form})")
-    for g in r.documented_not_emitted:
-        lines.append(f"not logged:   {inert(g.key)}")
-    for t in r.timed_not_logged:
-        where = ", ".join(t.runs_in) or "no process the scan found"
-        lines.append(f"timed only:   {inert(t.key)}  ({inert(t.path)}:{t.line}, runs in {inert(where)})")
-    for n in r.not_logged:
-        lines.append(f"marked:       {inert(n.key)}  (not logged: {inert(n.reason)})")
-    for b in r.marked_but_logged:
-        lines.append(f"logged:       {inert(b.key)}  ({inert(b.path)}:{b.line}; the catalog says it is not logged)")
-    for k in r.visible_after_all:
-        lines.append(f"visible:      {inert(k)}  (ranges/coverage.yaml calls it not visible)")
-    for u in known_new:
-        lines.append(f"known:        {inert(u.key)}  ({inert(u.known or '')})")
-    for v in r.not_visible:
-        lines.append(f"not visible:  {inert(v.key)}  ({inert(v.reason)})")
-    lines += [inert(str(f)) for f in not_read(r)]
-    return "\n".join(lines)
-
-
-def not_read(r: Result) -> list[Finding]:
-    """A warning for each Python file the scan could not read: the keys it logs are not seen."""
-    return [
-        Finding(
-            u.path,
-            u.line,
-            u.col,
-            f"not read by the scan: {u.why}; the keys it logs are not seen",
-            severity="warning",
-            code=codes.FILE_NOT_SCANNED,
+    catalog = manual.catalog
+    if history.commit(catalog.code.commit) is None:
+        _refuse(f"the checkout's history does not hold the catalog's commit {catalog.code.commit}: fetch it", fmt)
+    if not history.before(catalog.code.commit, f.head) and history.before(f.head, catalog.code.commit):
+        _refuse(f"the checkout's HEAD {f.head[:12]} is older than the catalog's commit {catalog.code.commit[:12]}", fmt)
+    changed = changed_files(path, f.head)
+    if changed:
+        _refuse(
+            f"{len(changed)} file(s) of the checkout differ from its HEAD {f.head[:12]} "
+            f"({', '.join(shown_path(p) for p in changed[:3])}): commit or stash them first",
+            fmt,
         )
-        for u in r.not_read
-    ]
-
-
-def evidence_text(v: evidence.Verification, found: list[Finding]) -> str:
-    """The evidence's counts, then each finding (a warning for a place without evidence)."""
-    at = "at the catalog's commit" if v.at_commit else f"at {v.commit[:12]}" if v.commit else "at an unknown commit"
-    if v.changed:
-        at += f" with {len(v.changed)} file(s) that differ from it"
-    head = (
-        f"evidence: {len(v.verified)} of {len(v.checked)} origins and named_at verified {at}, "
-        f"{len(v.without_evidence)} without evidence, {len(errors(found))} problem(s)"
-    )
-    return "\n".join([head, *(inert(str(f)) for f in found)])
-
-
-def findings(r: Result) -> list[Finding]:
-    out = [
-        Finding(
-            u.path, u.line, 1, f"{u.key} is logged here but not documented in {CATALOG}", code=codes.UNDOCUMENTED_KEY
-        )
-        for u in r.emitted_not_documented
-        if not u.known
-    ]
-    out += [
-        Finding(CATALOG, 1, 1, f"{g.key} is documented but Miles no longer logs it", code=codes.NO_LONGER_LOGGED)
-        for g in r.documented_not_emitted
-    ]
-    out += [
-        Finding(
-            t.path,
-            t.line,
-            1,
-            f"{t.key} is documented in {CATALOG} but only timed here, in "
-            f"{', '.join(t.runs_in) or 'no process the scan found'}, which never logs its timers",
-            code=codes.NO_LONGER_LOGGED,
-        )
-        for t in r.timed_not_logged
-        if t.documented and not t.marked
-    ]
-    out += [
-        Finding(
-            b.path,
-            b.line,
-            1,
-            f"{b.key} is logged here, but {CATALOG} marks it not logged",
-            code=codes.UNDOCUMENTED_KEY,
-        )
-        for b in r.marked_but_logged
-    ]
-    out += [
-        Finding(COVERAGE, 1, 1, f"{k} is listed as not visible, but the scan sees it", code=codes.COVERAGE_CONTRADICTS)
-        for k in r.visible_after_all
-    ]
-    return out + not_read(r)
+    date = history.date(f.head)
+    try:
+        changes: list[tuple[Path, str | None, str]] = []
+        for rel in [CATALOG, *([COVERAGE] if manual.coverage is not None else [])]:
+            old = read_text(project / rel)  # None (a link, no text): write refuses it
+            new = "" if old is None else moved_catalog(old, f, date) if rel == CATALOG else moved_coverage(old, f.head)
+            changes.append((project / rel, old, new))
+        wrote = write(project, changes)
+    except ManualError as err:
+        fail(err, fmt, wrote_nothing=True)
+    try:
+        return load_manual(project), wrote
+    except ManualError as err:  # the moved source does not validate: put the old files back
+        write(project, [(file, new, old or "") for file, old, new in changes if file in wrote])
+        fail(err, fmt, wrote_nothing=True)
 
 
 @click.command(short_help="Hold the catalog against the keys a Miles checkout logs.")
@@ -162,23 +70,54 @@ def findings(r: Result) -> list[Finding]:
     "miles",
     required=True,
     type=click.Path(),
-    help="A checkout of Miles (read with Python's ast; never imported).",
+    help="A checkout of Miles (read with Python's ast and git's objects; never imported).",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Move ranges/catalog.yaml to the checkout's HEAD: re-anchor what only moved, keep every origin whose code "
+    "changed as it was read (read_at), and print the work list.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(FINDING_FORMATS), default="text", show_default=True, help="Output format."
 )
-def coverage_command(root: str | None, miles: str, fmt: str) -> None:
+def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> None:
     """Scan a Miles checkout for the keys it logs and compare them with the catalog.
 
     Lists keys documented and logged, logged but not documented, documented but no longer
     logged, timed in a process that never logs its timers, and not visible to the scan.
     ranges/coverage.yaml names the keys known to stand apart, with why. Then holds each origin's
     and named_at's evidence against the checkout (the file, the symbol, the evidence line at its
-    line, the checkout at the catalog's commit), each miss a finding at the catalog field to
-    correct (a file or function that moved among them); a place without evidence is a warning.
-    Exit 0 when nothing is undocumented, gone, timed only or stale and all evidence holds;
-    1 otherwise; 2 on a bad path or source.
+    line), each miss a finding at the catalog field to correct; a place without evidence is a
+    warning; and each entry's `logged` to the backend its origins live under.
+
+    When the checkout is at another commit than the catalog reads (or an origin carries read_at),
+    each origin is followed through the checkout's git history from the commit it was read at:
+    what only moved is counted, and each origin whose code changed is an item of the work list
+    (why, and the lines of the Miles diff that touch it). --write then moves the catalog to the
+    checkout's HEAD: the moved places get their new line, path and symbol; every other origin keeps
+    what it says and gets read_at (the commit it was last read at), and stays on the work list
+    until a person reads it and removes read_at.
+
+    Exit 0 when nothing is undocumented, gone, timed only or stale, all evidence holds and the work
+    list is empty; 1 otherwise; 2 on a bad path or source, or when --write cannot move the catalog
+    (nothing is written).
     """
+    from dataclasses import replace
+
+    from metrics_manual.coverage import backends, evidence, worklist
+    from metrics_manual.coverage.commits import History
+    from metrics_manual.coverage.compare import compare
+    from metrics_manual.coverage.move import move, same_commit
+    from metrics_manual.coverage.report import as_json, as_text, evidence_text, findings
+    from metrics_manual.coverage.scan import python_files, scan
+    from metrics_manual.diagnostics.finding import errors
+    from metrics_manual.diagnostics.report import report
+    from metrics_manual.gitrun import head_commit
+    from metrics_manual.source.load import CATALOG, load_manual
+    from metrics_manual.source.reader import read_document
+    from metrics_manual.source.root import find_root
+
     try:
         project = find_root(root)
         manual = load_manual(project)
@@ -189,14 +128,59 @@ def coverage_command(root: str | None, miles: str, fmt: str) -> None:
         click.echo(f"{inert(miles)}:1:1: error: not a Miles checkout: no folder with Python files", err=True)
         sys.exit(EXIT_INPUT)
     result = compare(manual.catalog, manual.coverage, scan(path, frozenset(manual.catalog.step_keys)), path)
-    # The evidence of each origin and named_at, its findings placed at the catalog's fields.
-    checked = evidence.verify(manual.catalog, path)
+    head = head_commit(path)
+    history = History(path) if head is not None else None
+    at_head = head is not None and same_commit(head, manual.catalog.code.commit)
+    # Move the origins through the checkout's history when it holds the catalog's commit.
+    followed = None
+    if head is not None and history is not None and (at_head or history.commit(manual.catalog.code.commit)):
+        followed = move(manual.catalog, result, history, head, everything=not at_head)
+    if write:
+        if head is None or history is None or followed is None:
+            _refuse(
+                f"{inert(miles)} is not a git work tree"
+                if head is None
+                else f"the checkout's history does not hold the catalog's commit {manual.catalog.code.commit}: "
+                f"fetch it (git -C {inert(miles)} fetch origin {manual.catalog.code.commit})",
+                fmt,
+            )
+        before = manual.catalog.code.commit
+        manual, wrote = _moved(project, manual, followed, history, path, fmt)
+        result = replace(result, catalog_commit=manual.catalog.code.commit)  # the same keys, the same scan
+        moved = f"moved the catalog from Miles {before[:12]} to {head[:12]}" if wrote else "nothing to move"
+        moved += f": wrote {', '.join(p.relative_to(project).as_posix() for p in wrote)}" if wrote else ""
     catalog_doc, _ = read_document(project / CATALOG, CATALOG)
-    found = evidence.findings(checked, catalog_doc)
+    skip = [e.loc for e in followed.entries] if followed is not None and not write else []
+    if write and followed is not None:
+        skip = [e.loc for e in followed.entries if e.flagged]
+    # The evidence of each origin and named_at not followed, its findings placed at the catalog's fields.
+    checked = evidence.verify(manual.catalog, path, skip)
+    note = None
+    if followed is not None and not at_head and not write:
+        note = f"{worklist.summary(followed)}; `coverage --write` moves the catalog there"
+    elif followed is None and head is not None:
+        note = (
+            f"its history does not hold Miles {manual.catalog.code.commit[:12]}, so the catalog cannot be followed "
+            "there (fetch that commit); the findings that follow are what differs between the two"
+        )
+    found = evidence.findings(checked, catalog_doc, note)
+    if followed is not None:
+        found += worklist.findings(followed, catalog_doc)
+    found += backends.findings(manual.catalog, catalog_doc)
+    failing = result.failing or bool(errors(found)) or bool(followed and followed.items)
     if fmt == "json":
-        click.echo(as_json(result, evidence.as_dict(checked, catalog_doc)))
+        follow_part = worklist.as_dict(followed, catalog_doc) if followed is not None else None
+        click.echo(as_json(result, evidence.as_dict(checked, catalog_doc), follow_part, [str(f) for f in found]))
     elif fmt == "github":
         click.echo(report(findings(result) + found, "github"))
     else:
-        click.echo(as_text(result) + "\n" + evidence_text(checked, found))
-    sys.exit(EXIT_DRIFT if result.failing or errors(found) else 0)
+        lines = [as_text(result)]
+        if write:
+            lines.append(moved)
+        if followed is not None and not at_head:
+            lines.append(worklist.summary(followed))
+        if followed is not None and (followed.entries or followed.items):
+            lines.append(worklist.text(followed, catalog_doc))
+        lines.append(evidence_text(checked, found) if checked.checked else "\n".join(inert(str(x)) for x in found))
+        click.echo("\n".join(line for line in lines if line))
+    sys.exit(EXIT_DRIFT if failing else 0)

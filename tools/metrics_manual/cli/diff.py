@@ -1,4 +1,7 @@
-"""`metrics-manual diff`: what changed in ranges/ between two revisions, in the manual's words."""
+"""`metrics-manual diff`: what changed in ranges/ between two revisions, in the manual's words.
+
+The git history and the model are imported when the command runs, not with its --help.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,8 @@ import click
 
 from metrics_manual.cli.common import fail, root_option
 from metrics_manual.diagnostics.finding import ManualError
-from metrics_manual.history.compare import compare
-from metrics_manual.history.report import DIFF_FORMATS, to_json, to_markdown, to_text
-from metrics_manual.source.root import find_root
+
+DIFF_FORMATS = ("text", "markdown", "json")  # history/report.py writes each
 
 
 @click.command("diff", short_help="What changed in ranges/ between two git revisions.")
@@ -38,6 +40,10 @@ def diff_command(base: str | None, head: str | None, root: str | None, fmt: str)
     metrics-manual diff                          # this branch's changes so far
     metrics-manual diff v1 v2 --format markdown  # a pull-request comment
     """
+    from metrics_manual.history.compare import compare
+    from metrics_manual.history.report import to_json, to_markdown, to_text
+    from metrics_manual.source.root import find_root
+
     try:
         d, note = compare(find_root(root), base, head)
     except ManualError as err:

@@ -38,7 +38,7 @@ EXIT_1: dict[str, str] = {
     "check": "docs/ drifted from ranges/, or a capture breaks its profile",
     "judge": "a run that fails its profile, or nothing judged",
     "derive": "a range it could not derive, or runs that break the profile",
-    "coverage": "the catalog and the checkout disagree",
+    "coverage": "the catalog and the checkout disagree, or an entry waits to be re-read",
 }
 
 _EXIT_1_ROWS = "".join(f"  {name:<10}{why}\n" for name, why in EXIT_1.items())

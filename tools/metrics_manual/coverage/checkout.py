@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
-import subprocess
 from pathlib import Path
 
 from metrics_manual import gitrun
@@ -22,33 +20,10 @@ from metrics_manual.coverage.scan import python_files
 _CHUNK = 1 << 20
 
 
-def _git(root: Path, *args: str) -> bytes | None:
-    try:
-        done = subprocess.run(
-            gitrun.command("-C", str(root), *args, fetch=False),
-            capture_output=True,
-            timeout=60,
-            check=False,
-            env=gitrun.environment(),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def head_commit(root: Path) -> str | None:
-    """The checkout's commit, when it is a git work tree (None otherwise: a plain copy)."""
-    if not (root / ".git").exists():
-        return None
-    out = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    sha = out.decode("ascii", "replace").strip() if out else ""
-    return sha if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
-
-
 def changed_files(root: Path, commit: str) -> list[str]:
     """The files of the checkout that differ from `commit`: changed, gone, of another kind, or a Python
     file the scan reads that the commit does not hold. Sorted; all of them when the tree cannot be listed."""
-    listing = _git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+    listing = gitrun.output(root, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
     if listing is None:
         return ["(the commit's files could not be listed)"]
     top = root.resolve()

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metrics_manual.coverage.checkout import head_commit
 from metrics_manual.coverage.scan import Emission, Scan, Unread
+from metrics_manual.gitrun import head_commit
 from metrics_manual.model.keys import is_pattern, overlap
 from metrics_manual.model.schema import Catalog, Coverage, KnownKey, Metric
 

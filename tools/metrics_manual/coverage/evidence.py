@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metrics_manual.coverage.checkout import changed_files, head_commit
+from metrics_manual.coverage.checkout import changed_files
 from metrics_manual.coverage.pyfile import read
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding
+from metrics_manual.gitrun import head_commit
 from metrics_manual.model.schema import Catalog, NamedAt, Origin
 from metrics_manual.source.reader import Document, Loc
 from metrics_manual.text import clip, shown, shown_path
@@ -92,12 +93,20 @@ def _same_commit(a: str, b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-def verify(catalog: Catalog, root: Path) -> Verification:
-    """Each origin and named_at of the catalog held against the checkout at `root`."""
+def origin_of(place: Place) -> Loc:
+    """The catalog mapping of the origin a place belongs to."""
+    return place.loc if place.part == "origin" else place.loc[:-1]
+
+
+def verify(catalog: Catalog, root: Path, skip: Collection[Loc] = ()) -> Verification:
+    """Each origin and named_at of the catalog held against the checkout at `root` (those of the origins in
+    `skip` aside: move.py holds them to the commit they were read at)."""
     commit = head_commit(root)
     out = Verification(commit, catalog.code.commit, changed=changed_files(root, commit) if commit else [])
     files: dict[str, _File | str] = {}
     for place in places(catalog):
+        if origin_of(place) in skip:
+            continue
         path = place.cited.path
         if path not in files:
             files[path] = _read(root, path)
@@ -201,9 +210,9 @@ def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
     return any(a <= line <= b for a, b in spans)
 
 
-def checkout_findings(v: Verification, doc: Document) -> list[Finding]:
-    """The checkout at another commit than the catalog reads (an error), at an unknown one (a warning), or
-    with files that differ from its commit (a warning)."""
+def checkout_findings(v: Verification, doc: Document, followed: str | None = None) -> list[Finding]:
+    """The checkout at another commit than the catalog reads (an error; `followed` says what move.py made of
+    the difference), at an unknown one (a warning), or with files that differ from its commit (a warning)."""
     line, col = doc.where(("code", "commit"))
     out = []
     if v.commit is None:
@@ -224,8 +233,8 @@ def checkout_findings(v: Verification, doc: Document) -> list[Finding]:
                 doc.path,
                 line,
                 col,
-                f"the checkout is at {v.commit[:12]} but the catalog reads Miles at {v.catalog_commit[:12]}: the "
-                "findings that follow are what moved between the two",
+                f"the checkout is at {v.commit[:12]} but the catalog reads Miles at {v.catalog_commit[:12]}: "
+                + (followed or "the findings that follow are what moved between the two"),
                 code=codes.CHECKOUT_NOT_AT_COMMIT,
             )
         )
@@ -250,9 +259,9 @@ def _where(doc: Document, c: Checked, miss: Miss) -> tuple[int, int]:
     return doc.where((*c.place.loc, miss.field) if miss.field else c.place.loc)
 
 
-def findings(v: Verification, doc: Document) -> list[Finding]:
+def findings(v: Verification, doc: Document, followed: str | None = None) -> list[Finding]:
     """Every miss as a finding at the catalog field to correct, the commit's first; 'not verified' is a warning."""
-    out = checkout_findings(v, doc)
+    out = checkout_findings(v, doc, followed)
     for c in v.checked:
         for miss in c.misses:
             line, col = _where(doc, c, miss)

@@ -1,37 +1,20 @@
 """Edit a profile file in place: only the numbers and sources that change differ.
 
-ruamel.yaml's round-trip mode keeps comments, key order, flow or block style, quoting
-and folded text. It does not detect a file's indentation, so we try the usual ones and
-keep the one that reproduces the unchanged file byte for byte; a file none reproduces
-is refused rather than reformatted.
+The round-trip edit itself (comments, key order, style and indentation kept) is source/yaml_edit.py;
+this module adds what is a profile's: its numbers written so YAML 1.1 reads them, its sources and
+expectations, and a new profile's file.
 """
 
 from __future__ import annotations
 
-import difflib
-import io
-import itertools
-import re
 from typing import Any
 
-import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import CommentMark
 from ruamel.yaml.representer import RoundTripRepresenter
-from ruamel.yaml.scalarstring import SingleQuotedScalarString
-from ruamel.yaml.tokens import CommentToken
 
-from metrics_manual.diagnostics import codes
-from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.exports.yaml_text import yaml_float
-
-# mapping indent, sequence indent, offset of the dash: the styles people write by hand.
-_INDENTS = [
-    (m, s, o)
-    for m, s, o in itertools.product((2, 4, 3), (2, 4, 3, 6), (0, 2, 1, 4))
-    if o <= s - 2 or (o == 0 and s == 2)
-]
+from metrics_manual.source.yaml_edit import Indent, YamlEdit, append, dump, text_scalar, yaml_writer
 
 
 class Number(float):
@@ -58,237 +41,45 @@ def yaml_number(value: float | int) -> int | float:
     return Number(value)
 
 
-def _yaml(indent: tuple[int, int, int]) -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = 1 << 16  # never fold a long line that was not folded
-    y.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+def _writer(indent: Indent) -> YAML:
+    y = yaml_writer(indent)
     y.representer.add_representer(Number, _represent_number)
     return y
 
 
-def _dump(y: YAML, data: Any) -> str:
-    out = io.StringIO()
-    y.dump(data, out)
-    return out.getvalue()
-
-
-def merge(original: str, base: str, edited: str) -> str:
-    """The edited file with every line the edit did not touch as the original has it.
-
-    `base` is ruamel's dump of the unchanged file: it may respace a flow mapping or a
-    list ({ a: 1 } -> {a: 1}). Lines that base and edited share are taken from the
-    original; only lines the edit changed come from ruamel.
-    """
-    b, o, e = (t.splitlines(keepends=True) for t in (base, original, edited))
-    norm = difflib.SequenceMatcher(None, b, o, autojunk=False).get_opcodes()
-
-    def original_of(i1: int, i2: int) -> list[str]:
-        out: list[str] = []
-        for tag, n1, n2, m1, m2 in norm:
-            if tag == "insert":
-                if i1 <= n1 < i2 or (n1 == i2 == len(b)):
-                    out += o[m1:m2]
-            elif n1 < i2 and n2 > i1:
-                if tag == "equal":
-                    lo, hi = max(n1, i1), min(n2, i2)
-                    out += o[m1 + lo - n1 : m1 + hi - n1]
-                elif i1 <= n1 and n2 <= i2:
-                    out += o[m1:m2]
-                else:  # a respaced block the edit cuts through: its untouched lines as ruamel writes them
-                    out += b[max(n1, i1) : min(n2, i2)]
-        return out
-
-    lines: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, e, autojunk=False).get_opcodes():
-        lines += original_of(i1, i2) if tag == "equal" else e[j1:j2]
-    return "".join(lines)
-
-
-_TAB_COMMENT = re.compile(r"[ \t]*\t[ \t]*(?=#)")
-
-
-def untab_comments(text: str) -> str:
-    """The text with each tab in the blanks before a comment made a space (same length, same lines).
-
-    A `#` starts a comment only outside quotes and after a blank; a line is scanned for that
-    `#`, so a tab inside a quoted scalar stays.
-    """
-    if "\t" not in text:
-        return text
-    out = []
-    for line in text.splitlines(keepends=True):
-        at = _comment_start(line)
-        if at is not None and "\t" in line[:at]:
-            m = _TAB_COMMENT.search(line, 0, at + 1)
-            while m is not None and m.end() != at:
-                m = _TAB_COMMENT.search(line, m.end(), at + 1)
-            if m is not None:
-                line = line[: m.start()] + " " * (m.end() - m.start()) + line[m.end() :]
-        out.append(line)
-    return "".join(out)
-
-
-def _comment_start(line: str) -> int | None:
-    quote = None
-    i = 0
-    while i < len(line):
-        c = line[i]
-        if quote == '"' and c == "\\":
-            i += 2
-            continue
-        if quote is not None:
-            if c == quote:
-                if quote == "'" and line[i + 1 : i + 2] == "'":
-                    i += 2
-                    continue
-                quote = None
-        elif c in "\"'" and (i == 0 or line[i - 1] in " \t[{,:-"):
-            quote = c
-        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
-            return i
-        i += 1
-    return None
-
-
-def flow_map(values: dict[str, Any]) -> CommentedMap:
-    m = CommentedMap(values)
-    m.fa.set_flow_style()
-    return m
-
-
-def flow_list(values: list[Any]) -> CommentedSeq:
-    s = CommentedSeq(values)
-    s.fa.set_flow_style()
-    return s
-
-
-def _same(old: Any, new: Any) -> bool:
-    if isinstance(old, bool) or isinstance(new, bool):
-        return old is new
-    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
-        return float(old) == float(new)
-    if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
-    if isinstance(old, dict) and isinstance(new, dict):
-        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
-    return bool(old == new)
-
-
-def _plain(value: Any, flow: bool) -> Any:
-    """Plain data -> ruamel nodes; in a flow style when the place it goes to is written so."""
-    if isinstance(value, dict):
-        m = CommentedMap({k: _plain(v, flow) for k, v in value.items() if v is not None})
-        if flow:
-            m.fa.set_flow_style()
-        return m
-    if isinstance(value, list):
-        s = CommentedSeq([_plain(v, True) for v in value])
-        s.fa.set_flow_style()  # lists of ids and keys read best on one line
-        return s
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return yaml_number(value)
-    return value
-
-
-def update(target: CommentedMap, values: dict[str, Any]) -> None:
-    """Set each key of `values` in `target` (None removes it); unchanged values keep their text."""
-    flow = bool(target.fa.flow_style())
-    for key, value in values.items():
-        if value is None:
-            target.pop(key, None)
-        elif key not in target or not _same(target[key], value):
-            if isinstance(value, dict) and isinstance(target.get(key), CommentedMap):
-                update(target[key], value)
-                for gone in [k for k in target[key] if k not in value]:
-                    del target[key][gone]
-            else:
-                target[key] = _plain(value, flow)
-
-
-class ProfileFile:
+class ProfileFile(YamlEdit):
     """One profile file, loaded for editing; `text()` is the file with the edits made."""
 
-    def __init__(self, text: str, display: str, indent: tuple[int, int, int] | None = None) -> None:
-        """`indent`: the layout of what the edit adds, for a file too short to show its own (a new one)."""
-        self.display = display
-        # ruamel reads \r\n and a lone \r as \n: edited lines get the file's line ends back.
-        self.eol = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
-        text = (
-            text.replace("\r\n", "\n") if self.eol == "\r\n" else text.replace("\r", "\n") if self.eol == "\r" else text
-        )
-        # A last line without a newline (a final comment): an entry appended after it would be glued to it.
-        self.final_newline = not text or text.endswith("\n")
-        text = text if self.final_newline else text + "\n"
-        # The comments and blank lines that end the file stay at its end, whatever is appended:
-        # ruamel would attach them to the last entry and leave them above a new one.
-        lines = text.splitlines(keepends=True)
-        end = len(lines)
-        while end > 0 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
-            end -= 1
-        text, self.tail = "".join(lines[:end]), "".join(lines[end:])
-        self.original = text
-        readable = untab_comments(text)  # ruamel refuses a tab before a comment; YAML allows it
-        try:
-            data = _yaml(_INDENTS[0]).load(readable)
-        except Exception as exc:  # ruamel raises many kinds; each means: cannot edit this file
-            mark = getattr(exc, "problem_mark", None)
-            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            why = f"cannot read for editing: {exc.__class__.__name__}"
-            raise SourceError([Finding(display, line, col, why, code=codes.UNREADABLE_FILE)]) from None
-        if not isinstance(data, CommentedMap):
-            why = "the file must hold a YAML mapping at the top"
-            raise SourceError([Finding(display, 1, 1, why, code=codes.NOT_A_MAPPING)])
-        self.data = data
-        # The indentation whose dump is closest to the file; new entries are written with it. Lines
-        # are matched, not zipped: a flow mapping over two lines would shift every later line.
-        best: tuple[int, YAML, str] | None = None
-        lines = readable.splitlines()
-        for tried in [indent] if indent is not None else _INDENTS:
-            y = _yaml(tried)
-            dumped = _dump(y, data)
-            matcher = difflib.SequenceMatcher(None, dumped.splitlines(), lines, autojunk=False)
-            cost = len(lines) - sum(b.size for b in matcher.get_matching_blocks())
-            if best is None or cost < best[0]:
-                best = (cost, y, dumped)
-            if cost == 0:
-                break
-        assert best is not None
-        _, self.yaml, self.base = best
+    def writer(self, indent: Indent) -> YAML:
+        return _writer(indent)
 
-    def text(self) -> str:
-        out = merge(self.original, self.base, _dump(self.yaml, self.data)) + self.tail
-        if not self.final_newline and out.endswith("\n"):
-            out = out[:-1]
-        return out.replace("\n", self.eol) if self.eol != "\n" else out
-
-    def _child(self, parent: CommentedMap, key: str, kind: type) -> Any:
-        if key not in parent or parent[key] is None:
-            append(parent, key, CommentedMap() if kind is CommentedMap else CommentedSeq())
-        return parent[key]
+    def scalar(self, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return yaml_number(value)
+        return super().scalar(value)
 
     def set_source(self, sid: str, values: dict[str, Any]) -> None:
-        sources = self._child(self.data, "sources", CommentedMap)
+        sources = self.child(self.data, "sources", CommentedMap)
         if sid in sources and isinstance(sources[sid], CommentedMap):
-            update(sources[sid], values)
+            self.update(sources[sid], values)
             return
         flow = bool(sources) and all(isinstance(s, CommentedMap) and s.fa.flow_style() for s in sources.values())
-        append(sources, sid, _plain(values, flow))
+        append(sources, sid, self.node(values, flow))
 
     def set_expectation(self, key: str, index: int, values: dict[str, Any]) -> None:
         """Update expectation `index` of `key`, or append one when index is past the end."""
-        expectations = self._child(self.data, "expectations", CommentedMap)
-        items = self._child(expectations, key, CommentedSeq)
+        expectations = self.child(self.data, "expectations", CommentedMap)
+        items = self.child(expectations, key, CommentedSeq)
         if (
             index < len(items)
             and isinstance(items[index], CommentedMap)
             and values.get("kind", items[index].get("kind")) != items[index].get("kind")
         ):
-            items[index] = _plain(_of_kind(items[index], values), bool(items[index].fa.flow_style()))
+            items[index] = self.node(_of_kind(items[index], values), bool(items[index].fa.flow_style()))
         elif index < len(items):
-            update(items[index], values)
+            self.update(items[index], values)
         else:
-            append(items, len(items), _plain(values, True))
+            append(items, len(items), self.node(values, True))
 
 
 def _of_kind(old: CommentedMap, values: dict[str, Any]) -> dict[str, Any]:
@@ -300,52 +91,7 @@ def _of_kind(old: CommentedMap, values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in ordered.items() if v is not None}
 
 
-def _last_slot(node: Any) -> tuple[Any, Any, int] | None:
-    """Where the comment after the last line of a block node is kept: (container, key, slot)."""
-    slot: tuple[Any, Any, int] | None = None
-    while True:
-        if isinstance(node, CommentedMap) and node and not node.fa.flow_style():
-            slot = (node, list(node)[-1], 2)
-        elif isinstance(node, CommentedSeq) and node and not node.fa.flow_style():
-            slot = (node, len(node) - 1, 0)
-        else:
-            return slot
-        node = node[slot[1]]
-
-
-def append(container: CommentedMap | CommentedSeq, key: Any, value: Any) -> None:
-    """Add an entry at the end of a block container, keeping the blank lines and comments that
-    followed its old last entry after the new one (ruamel would leave them above it)."""
-    before = _last_slot(container)
-    tail = None
-    if before is not None:
-        holder, k, i = before
-        tokens = holder.ca.items.get(k)
-        token = tokens[i] if tokens else None
-        if isinstance(token, CommentToken) and "\n" in token.value:
-            head, _, rest = token.value.partition("\n")
-            if rest:
-                token.value, tail = head + "\n", rest
-    if isinstance(container, CommentedSeq):
-        container.append(value)
-    else:
-        container[key] = value
-    after = _last_slot(container)
-    if tail is not None and after is not None:
-        holder, k, i = after
-        tokens = holder.ca.items.setdefault(k, [None, None, None, None])
-        old = tokens[i].value if isinstance(tokens[i], CommentToken) else "\n"
-        tokens[i] = CommentToken(old + tail, CommentMark(0), None)
-
-
 NEW_FILE_INDENT = (2, 4, 2)  # the layout of the profiles people write: `  - ` under a key
-
-
-def _text_scalar(value: str) -> str:
-    """A string as the project's YAML 1.1 reader reads it back: quoted where PyYAML would quote it
-    (`yes`, `1:20`, `null` are strings only quoted, which ruamel's YAML 1.2 rules leave plain)."""
-    plain = yaml.safe_dump(value, allow_unicode=True, width=1 << 16)
-    return SingleQuotedScalarString(value) if plain.startswith(("'", '"')) else value
 
 
 def _new_node(value: Any, flow: bool = False) -> Any:
@@ -355,9 +101,15 @@ def _new_node(value: Any, flow: bool = False) -> Any:
         if flow:
             m.fa.set_flow_style()
         return m
+    if isinstance(value, list):
+        s = CommentedSeq([_new_node(v, True) for v in value])
+        s.fa.set_flow_style()
+        return s
     if isinstance(value, str):
-        return _text_scalar(value)
-    return _plain(value, flow)
+        return text_scalar(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return yaml_number(value)
+    return value
 
 
 def new_file_text(head: str, sections: dict[str, Any]) -> str:
@@ -369,4 +121,4 @@ def new_file_text(head: str, sections: dict[str, Any]) -> str:
             data[key] = CommentedMap({k: _new_node(v, True) for k, v in value.items() if v is not None})
         else:
             data[key] = _new_node(value)
-    return f"# {head}\n" + _dump(_yaml(NEW_FILE_INDENT), data)
+    return f"# {head}\n" + dump(_writer(NEW_FILE_INDENT), data)

@@ -164,6 +164,15 @@ NOT_LOGGED_WITH_RANGE = _code(
     "ranges/profiles/lab.yaml:30:3: error: perf/critic_train_time is not logged at the catalog's commit "
     "(ranges/catalog.yaml:120:21); a range for it can never hold: remove it",
 )
+READ_AT_CATALOG_COMMIT = _code(
+    "MM116",
+    "read-at-catalog-commit",
+    "An origin's `read_at` names the catalog's own commit: an origin without `read_at` is read at that commit, so "
+    "the field says nothing and looks like a flag not cleared.",
+    "Remove `read_at` from the origin.",
+    "ranges/catalog.yaml:30:20: error: train/grad_norm: read_at names the catalog's commit 31f1ca961a94; an "
+    "origin without read_at is read there: remove it",
+)
 
 # --- 2: the source's YAML ------------------------------------------------------------------------
 INVALID_YAML = _code(
@@ -437,17 +446,18 @@ NO_RUN_FILES = _code(
     "MM502",
     "no-run-files",
     "A folder given as a run holds no metrics file of a known form.",
-    "Point at the folder of the run's event, dashboard, CI history, TensorBoard or W&B CSV files.",
-    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ci-history, "
-    "tensorboard, wandb-csv; name the form with --input-format)",
+    "Point at the folder of the run's metrics files, in a form judge reads (docs/judging.md lists them).",
+    # The forms tried are the registry's (runs/forms.py), named in full by the message itself.
+    "dump:1:1: warning: no metrics file of a known form in this folder (tried: events, dashboard, ...; "
+    "name the form with --input-format)",
 )
 UNKNOWN_RUN_FORM = _code(
     "MM503",
     "unknown-run-form",
     "A run file's form cannot be told from its content, or --input-format names no form.",
-    "Name the form with --input-format (events, dashboard, ci-history, tensorboard, wandb-csv).",
-    "run.log:1:1: error: not a metrics file of a known form (tried: events, dashboard, ci-history, tensorboard, "
-    "wandb-csv; name the form with --input-format)",
+    "Name the form with --input-format (`metrics-manual judge --help` lists the forms).",
+    "notes.txt:1:1: error: not a metrics file of a known form (tried: events, dashboard, ...; "
+    "name the form with --input-format)",
 )
 CORRUPT_LINE = _code(
     "MM504",
@@ -544,6 +554,15 @@ NOT_A_RUN_FILE = _code(
     "socket); it is not read, so judge never waits on a pipe.",
     "Give the run's files or folders; to judge what a pipe carries, write it to a file first.",
     "dump/metrics.fifo:1:1: error: not a regular file or folder but a named pipe; it was not read",
+)
+FOLDED_LINES = _code(
+    "MM518",
+    "folded-lines",
+    "A console log's metric line ends in Ray's `[repeated Nx across cluster]`: Ray printed one line for several "
+    "alike lines of other processes (RAY_DEDUP_LOGS), whose values are not in the log. The line shown was read.",
+    "Run with RAY_DEDUP_LOGS=0 so that every process's lines are printed, or judge the run's event log.",
+    "run.log:412:1: warning: Ray folded 3 alike lines of other processes into this metric line (RAY_DEDUP_LOGS); "
+    "their values are not in the log",
 )
 
 # 520 on: what derive found in the ranges it writes.
@@ -662,6 +681,29 @@ CHECKOUT_MODIFIED = _code(
     "ranges/catalog.yaml:2:90: warning: 2 file(s) of the checkout differ from its commit 31f1ca961a94 "
     "(miles/utils/misc.py, miles/utils/broken.py): the scan and the evidence read them as they are, not as "
     "Miles has them at that commit",
+)
+NOT_RE_READ = _code(
+    "MM619",
+    "not-re-read",
+    "The Miles code of an entry changed after it was last read (its evidence line changed, its symbol is gone, "
+    "its symbol's code changed, or its key is no longer logged): `coverage --write` keeps the entry as it was read, "
+    "with `read_at`, and it stays flagged until a person reads it again.",
+    "Read the lines of the diff the work list shows, correct the entry (computed, logged, path, symbol, line, "
+    "evidence) as the code at the catalog's commit has it, and remove its read_at.",
+    "ranges/catalog.yaml:40:20: error: train/grad_norm: not yet re-read at Miles 0123456789ab (last read at "
+    "31f1ca961a94): the code of 'train_step' in miles/backends/megatron_utils/model.py changed, though its "
+    "evidence line did not",
+)
+LOGGED_OMITS_BACKEND = _code(
+    "MM620",
+    "logged-omits-backend",
+    "An entry's origins live under one training backend's folder only (miles/backends/megatron_utils/ or "
+    "fsdp_utils/), but its `logged` does not name that backend: a reader of the other backend looks for the key "
+    "in vain.",
+    "Say in `logged` which backend logs the key (e.g. 'by the Megatron backend only'), after reading whether the "
+    "other backend logs it too (then name both).",
+    "ranges/catalog.yaml:812:19: error: perf/train_time: logged does not name the Megatron backend, yet its "
+    "origins live only under miles/backends/megatron_utils/",
 )
 
 # --- 7: history (diff and the Changes page read ranges/ at git revisions) ----------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from metrics_manual import gitrun
 from metrics_manual.diagnostics.finding import ManualError
 from metrics_manual.history.diff import RangeDiff, Revision, changed_keys, diff_manuals
 from metrics_manual.history.git import Commit, commits_touching_ranges, git, history_state, load_revision
@@ -64,11 +65,9 @@ class History:
         )
 
 
-def head_commit(root: Path) -> str | None:
+def history_head(root: Path) -> str | None:
     """HEAD's commit, or None without readable history (what the page's cache is keyed on)."""
-    if history_state(root):
-        return None
-    return git(root, "rev-parse", "HEAD").strip()
+    return None if history_state(root) else gitrun.head_commit(root)
 
 
 def changes_page_without_history(manual: Manual, why: str) -> str:

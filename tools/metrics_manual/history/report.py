@@ -9,7 +9,6 @@ from metrics_manual.history.diff import FieldChange, MetricChange, ProfileChange
 from metrics_manual.markdown import code, literal
 from metrics_manual.model.phrase import plain
 
-DIFF_FORMATS = ("text", "markdown", "json")
 NO_CHANGE = "No change to the ranges."
 
 

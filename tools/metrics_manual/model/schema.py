@@ -157,6 +157,14 @@ class Origin(Strict):
     named_at: NamedAt | None = Field(
         None, description="Where the key's name is built, when that is not where the value is computed."
     )
+    read_at: Commit | None = Field(
+        None,
+        description="The Miles commit at which this origin (and its named_at) was last read, when the code that "
+        "computes the key changed after it: `coverage --write` sets it and never advances it, and the page says the "
+        "entry is not yet re-read. Its path, symbol, lines and evidence are that commit's. Left out: read at the "
+        "catalog's `code` commit; remove it once the entry is read again at that commit.",
+        examples=["0123abcd"],
+    )
 
     @model_validator(mode="after")
     def _evidence(self) -> Self:

@@ -15,8 +15,8 @@ The rules of a merge (docs/judging.md states them in these words):
 - across files, a file whose first record was written after another file's last record is a
   later life of the run (a resumed process in a file of its own, as TensorBoard's new file of
   each process): at a step both log, its record supersedes, whatever the attempts, and the
-  step is named re-logged. A record's time is the event log's `timestamp`, the dashboard's
-  `ts`, TensorBoard's `wall_time` and the W&B history's `_timestamp`; the CI history has none;
+  step is named re-logged. A record's time is the field its form names (`RunForm.time`, in
+  the table of forms); a form without one has none;
 - between files whose times overlap (processes writing at once) or are not known, a higher
   `attempt` wins (a retry logged by another process); the same metric and step with different
   values at the same attempt is a conflict: an error of that metric naming both files. Values

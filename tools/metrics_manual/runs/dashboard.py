@@ -9,6 +9,7 @@ differ cannot be placed: an error naming both, and the record is skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -62,12 +63,23 @@ class DashboardLog:
         out.span(self.first, self.last)
 
 
-def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[str]) -> bool:
-    """Put the values of one dashboard record (line `n`); `missing_step`: the keys already reported
-    logged without their step key in this file. False when the record was skipped (a finding)."""
+def put_record(
+    record: Any,
+    n: int,
+    rel: str,
+    out: Collector,
+    missing_step: set[str],
+    what: str = "dashboard record",
+    shown: Callable[[Any], str | None] = lambda value: None,
+) -> bool:
+    """Put the values of one record of a `log()` call, `{"step_key", "step", "metrics"}` (line `n`), as
+    Miles' trackers place them: the dashboard's, and a console log's metric line (runs/console.py);
+    `missing_step`: the keys already reported logged without their step key in this file; `what`: the
+    record in words; `shown`: a value that is no number in words (None: as runs/values.py shows it).
+    False when the record was skipped (a finding)."""
     metrics = record.get("metrics") if isinstance(record, dict) else None
     if not isinstance(metrics, dict):
-        out.problem(rel, n, "not a dashboard record: no 'metrics' object", code=codes.NOT_A_RECORD)
+        out.problem(rel, n, f"not a {what}: no 'metrics' object", code=codes.NOT_A_RECORD)
         return False
     step_key_set = out.step_key_set
     own_key, own_raw = record.get("step_key"), record.get("step")
@@ -80,7 +92,7 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
         inner = as_step(metrics.get(own_key))
         if own_step is not None and inner is not None and inner != own_step:
             # Which of the two is the step cannot be told (the module's docstring).
-            why = f"not a dashboard record: its step is {own_step} but its {own_key} is {inner}; it was skipped"
+            why = f"not a {what}: its step is {own_step} but its {own_key} is {inner}; it was skipped"
             out.problem(rel, n, why, code=codes.NOT_A_RECORD)
             return False
         if own_step is not None:
@@ -112,7 +124,7 @@ def put_record(record: Any, n: int, rel: str, out: Collector, missing_step: set[
         if type(value) is float:  # the usual value, as `number` reads it
             out.put(key, step, value)
         elif (v := number(value)) is None:
-            out.put_invalid(key, step, value, line=n)
+            out.put_invalid(key, step, value, line=n, text=shown(value))
         else:
             out.put(key, step, v)
     return True

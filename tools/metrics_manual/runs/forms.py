@@ -1,12 +1,13 @@
-"""The forms a Miles run writes its metrics in: each form's name, how a file is known to be in it,
-and its reader. Adding a form is adding an entry here (CONTRIBUTING.md).
+"""The forms a Miles run writes its metrics in: the registry, and the only list of them.
 
-Which form a file is in comes from its name and its first bytes (never the whole file). The rule
-(docs/judging.md states it with a sample line of each form): TensorBoard by its file name
-(`tfevents`); a JSON-lines file by the top-level keys of its first line: `metric` and `series` is
-the CI history, `step_key` and `metrics` the dashboard log, `type` with `timestamp` or `source`
-the event log; a CSV whose header has a key with `/` and `_step` or a `.../step` column is a W&B
-export. Anything else is no known form.
+Each form's entry (a `RunForm`) holds its name, how a file is known to be in it, a sample as Miles
+writes it, what in Miles writes it, how a live run grows it, its reader and the reader that reads on
+as the file grows. Everything else takes the list from here: detection, the folder search, the
+command's --input-format, the messages that name the forms tried, and the judging page's tables
+(docs/judging.md renders them). Adding a form is CONTRIBUTING.md's "Add a run form".
+
+Which form a file is in comes from its name and its first bytes (never the whole file): the forms
+are tried in order, the first whose `detect` says yes is taken, and anything else is no known form.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
-from metrics_manual.runs import ci_history, dashboard, events, tensorboard, wandb_csv
+from metrics_manual.runs import ci_history, console, dashboard, events, tensorboard, wandb_csv
 from metrics_manual.runs.collect import Collector
 
 _HEAD = 64 * 1024
@@ -44,9 +45,10 @@ class Head:
 
     @property
     def settled(self) -> bool:
-        """Whether what detection looks at stays as the file grows: a newline ends its first line,
-        or the head is full (what is appended is never looked at)."""
-        return b"\n" in self.raw.lstrip(_BLANK) or len(self.raw) >= _HEAD
+        """Whether what detection looks at stays as the file grows: the head is full (what is appended
+        is never looked at). A form may be told by any line of the head (the console log), so a whole
+        first line settles nothing."""
+        return len(self.raw) >= _HEAD
 
     @cached_property
     def raw(self) -> bytes:
@@ -91,19 +93,40 @@ class Tail(Protocol):
         last line or record is read, a cut one a warning), else what may still be written waits."""
 
 
+# How a live run writes a form's file: "appended" (Miles adds to its end: judge --follow reads on
+# where it stopped, with the form's `tail`), "rewritten" (replaced whole on every log(), a temp file
+# renamed over it: read again whole when it changes), "exported" (written once, after the run).
+Growth = Literal["appended", "rewritten", "exported"]
+
+
 @dataclass(frozen=True)
 class RunForm:
-    """One form: its name (--input-format), the file names a folder search takes for it when it is
-    named, whether a file's head is in it, and the reader that puts its values into a Collector."""
+    """One form, with everything a new form needs (CONTRIBUTING.md, "Add a run form"). The judging
+    page's tables of forms are rendered from these fields (docs/judging.md), so each is Markdown."""
 
-    name: str
-    named: Callable[[str], bool]
-    detect: Callable[[Head], bool]
-    read: Callable[[Path, str, Collector], None]
+    name: str  # what --input-format takes
+    words: str  # the form for people ("event log")
+    named: Callable[[str], bool]  # the file names a folder search takes for it when --input-format names it
+    detect: Callable[[Head], bool]  # whether a file's head is in it
+    detected: str  # how `detect` tells it, in words
+    sample_file: str  # a file of the form as Miles names it
+    sample: str  # its first line as Miles writes it (detection takes it; "" when detected by name)
+    writes: str  # what in Miles writes it, and where: the flag, the file, the writer
+    read: Callable[[Path, str, Collector], None]  # puts the file's values into a Collector
+    reading: str  # how it is read, in words
+    grows: Growth
+    # The reader of one file that reads on as it grows (judge --follow), given its path and the name
+    # findings show it by: required of a form that is appended to, None for any other (read again whole).
+    tail: Callable[[Path, str], Tail] | None
+    # What gives a record its time, in words, or None when the form has none: the reader gives each
+    # file the times of its first and last records (`Collector.span`), which order a run's lives in
+    # the merge (runs/collect.py); a file without them cannot be ordered after another.
+    time: str | None
     float32: bool = False  # it stores a value as float32: judge compares its values at float32 precision
-    # A file of the form grows only at its end (Miles appends to it): its reader for one file (the
-    # path, the name findings show it by), which reads on (judge --follow). None: written whole.
-    tail: Callable[[Path, str], Tail] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.grows == "appended") != (self.tail is not None):
+            raise ValueError(f"run form {self.name}: a tail is required of a form that is appended to, and only of it")
 
 
 def _json_lines(name: str) -> bool:
@@ -116,30 +139,120 @@ def _wandb_header(cells: set[str]) -> bool:
 
 FORMS: tuple[RunForm, ...] = (
     RunForm(
-        "events",
-        _json_lines,
-        lambda h: b"type" in h.keys and (b"timestamp" in h.keys or b"source" in h.keys),
-        events.read,
+        name="events",
+        words="event log",
+        named=_json_lines,
+        detect=lambda h: b"type" in h.keys and (b"timestamp" in h.keys or b"source" in h.keys),
+        detected="a JSON-lines file whose first line has the top-level keys `type` with `timestamp` or `source`",
+        sample_file="rollout_manager.jsonl",
+        sample='{"timestamp":"2026-11-30T01:00:00Z","source":{"component":"main"},"type":"metric",'
+        '"rollout_id":null,"attempt":null,"metrics":{"rollout/step":3,"rollout/raw_reward":0.5}}',
+        writes="`--save-debug-event-data DIR` or `--dump-details D` (`D/events/*.jsonl`, one file per process), "
+        "by `EventLogger.log` (`miles/utils/audit_utils/event_logger/logger.py`)",
+        read=events.read,
+        reading="lines whose `type` is `metric`; the step is the step key inside `metrics`; a line is skipped "
+        "unparsed only when it holds neither the bytes `metric` nor a backslash (an escape is the only other way "
+        'JSON can spell the word, and duplicate keys make a `"type"` early in the line no proof), so any spacing, '
+        "escaping or key order gives the same records; a repeated step by "
+        "[the rules of a merge](#how-the-files-of-one-run-are-merged); `null` is a non-finite value (pydantic "
+        "writes NaN and infinity as null)",
+        grows="appended",
         tail=events.EventLog,
+        time="`timestamp`",
     ),
     RunForm(
-        "dashboard",
-        _json_lines,
-        lambda h: {b"step_key", b"metrics"} <= h.keys,
-        dashboard.read,
+        name="dashboard",
+        words="dashboard",
+        named=_json_lines,
+        detect=lambda h: {b"step_key", b"metrics"} <= h.keys,
+        detected="a JSON-lines file whose first line has the top-level keys `step_key` and `metrics`",
+        sample_file="metrics.jsonl",
+        sample='{"ts": 1796000000.0, "step_key": "rollout/step", "step": 3, "metrics": {"rollout/step": 3, '
+        '"rollout/raw_reward": 0.5}}',
+        writes="`--use-miles-dashboard`: `dashboard/metrics.jsonl`, by `MetricStore` (`miles/dashboard/store.py`)",
+        read=dashboard.read,
+        reading="one object per `log()` call (`ts`, `step_key`, `step`, `metrics`); `NaN`, `Infinity`, "
+        "`-Infinity` tokens",
+        grows="appended",
         tail=dashboard.DashboardLog,
+        time="`ts`",
     ),
-    # Rewritten whole on every log() (a temp file renamed over it): read again when it changes.
-    RunForm("ci-history", _json_lines, lambda h: {b"metric", b"series"} <= h.keys, ci_history.read),
-    RunForm(  # a scalar's simple_value is a float32
-        "tensorboard",
-        lambda name: "tfevents" in name,
-        lambda h: "tfevents" in h.name,
-        tensorboard.read,
-        float32=True,
+    RunForm(
+        name="ci-history",
+        words="CI history",
+        named=_json_lines,
+        detect=lambda h: {b"metric", b"series"} <= h.keys,
+        detected="a JSON-lines file whose first line has the top-level keys `metric` and `series`",
+        sample_file="13125-bd92a7843fe24cc58ebe4a3edf425304.jsonl",
+        sample='{"metric": "train/grad_norm", "series": [[0, 1.2], [1, "NaN"]]}',
+        writes="`MILES_CI_GATE_RECORD_DIR`: one `pid-uuid.jsonl` per process, by `CiHistoryBackend` "
+        "(`miles/utils/tracking_utils/ci_history.py`)",
+        read=ci_history.read,
+        reading='`{"metric", "series": [[step, value], ...]}`, non-finite values as the strings `"NaN"`, '
+        f'`"Infinity"`, `"-Infinity"`; Miles records only the {len(ci_history.TARGET_METRIC_KEYS)} keys of its '
+        "`TARGET_METRIC_KEYS` (at 31f1ca96), so the profile's other metrics are **not judged** in this form (with "
+        "that reason), never an error",
+        grows="rewritten",  # on every log(), a temp file renamed over it (CiHistoryBackend._write_snapshot_locked)
+        tail=None,
+        time=None,
+    ),
+    RunForm(
+        name="tensorboard",
+        words="TensorBoard",
+        named=lambda name: "tfevents" in name,
+        detect=lambda h: "tfevents" in h.name,
+        detected="a file whose name holds `tfevents`",
+        sample_file="events.out.tfevents.1796000000.host.1.0",
+        sample="",
+        writes="`--use-tensorboard`: event files, possibly in several folders, by torch's `SummaryWriter` "
+        "(`_TensorboardAdapter` in `miles/utils/tracking_utils/tensorboard_utils.py`)",
+        read=tensorboard.read,
+        reading="every scalar, streamed record by record (nothing is sampled), both checksums of each record "
+        "checked: a record that fails them is an error and the rest of its file is skipped; needs the extra: "
+        "`pip install 'metrics-manual[tensorboard]'`",
+        grows="appended",
         tail=tensorboard.EventFile,
+        time="`wall_time`",
+        float32=True,  # a scalar's simple_value is a float32
     ),
-    RunForm("wandb-csv", lambda name: name.endswith(".csv"), lambda h: _wandb_header(h.cells), wandb_csv.read),
+    RunForm(
+        name="wandb-csv",
+        words="W&B CSV",
+        named=lambda name: name.endswith(".csv"),
+        detect=lambda h: _wandb_header(h.cells),
+        detected="a CSV whose header has a key with `/` and `_step` or a `.../step` column",
+        sample_file="history.csv",
+        sample="_step,_runtime,_timestamp,rollout/raw_reward,rollout/step",
+        writes="a run's history exported as CSV (W&B's `Run.history()`, written by pandas' `to_csv`)",
+        read=wandb_csv.read,
+        reading="steps from the step-key columns (`train/step`, `rollout/step` ...), never `_step`, which counts "
+        "`log()` calls; an empty cell is a key that call did not log, and pandas writes NaN as an empty cell too: "
+        "a metric empty at a step it covers is missing there, an error",
+        grows="exported",
+        tail=None,
+        time="`_timestamp`",
+    ),
+    RunForm(  # last: its detection looks at every line of the head, and must leave the others' files to them
+        name="console",
+        words="console log",
+        named=lambda name: name.endswith((".log", ".out", ".err", ".txt")),
+        detect=lambda h: console.MILES_LINE.search(h.raw) is not None,
+        detected=f"a file whose first {_HEAD // 1024} KB hold a line in Miles' logging format "
+        "(`[2026-11-30 01:00:00.123 rollout_manager] metrics.py:89 - ...`), behind Ray's prefix or not",
+        sample_file="run.log",
+        sample="(RolloutManager pid=4100) [2026-11-30 01:00:00.123 rollout_manager] metrics.py:89 - perf 3: "
+        "{'rollout/raw_reward': 0.5, 'rollout/response_len/mean': np.float64(412.5), 'perf/rollout_time': 20.3}",
+        writes="every run, on its console: what `logger.info` prints in the format of `configure_logger_raw` "
+        "(`miles/utils/logging_utils.py`), the driver's output under Ray (`tee run.log`, a scheduler's log) or a "
+        "worker's `.out` file",
+        read=console.read,
+        reading="its metric lines among any others: `step N` (train/step N), `perf N`, `rollout N`, `multi_turn N` "
+        "(rollout/step N) and `eval N` (eval/step N), each followed by a dict's Python repr that is read, never "
+        "evaluated; N is the rollout id ([the console log](#the-console-log))",
+        grows="appended",
+        tail=console.ConsoleLog,
+        time="the line's time (local)",
+    ),
 )
 BY_NAME = {form.name: form for form in FORMS}
 RUN_FORMATS = tuple(BY_NAME)

@@ -64,6 +64,60 @@ class LineCursor:
                     start = nl + 1
                 self._carry(data[start:])
 
+    def lines_holding(
+        self,
+        needle: bytes,
+        led_by: bytes = b"",
+        progress: Callable[[int], None] | None = None,
+        chunk: int = CHUNK,
+    ) -> Iterator[tuple[int, bytes | None]]:
+        """`lines`, of the lines that hold `needle` (with no newline in it) only, right after one of the
+        bytes `led_by` if given; every line is counted. A log of millions of lines of which a few
+        matter is searched by bytes.find over each chunk, at the speed of memchr, never line by line
+        in Python. A line longer than MAX_LINE is given as None whatever it holds (what was past its
+        first MAX_LINE bytes is not kept)."""
+
+        def holds(data: bytes | bytearray, at: int, end: int) -> int:
+            """Where `needle` is in data[at:end], led by a byte of `led_by`; -1 if nowhere."""
+            while (at := data.find(needle, at, end)) >= 0 and led_by and (at == 0 or data[at - 1] not in led_by):
+                at += 1
+            return at
+
+        buf = bytearray(min(chunk, MAX_LINE))
+        view = memoryview(buf)
+        with self.path.open("rb", buffering=0) as fh:
+            fh.seek(self.offset)
+            while size := fh.readinto(buf):
+                self.offset += size
+                if progress is not None:
+                    progress(size)
+                data = view[:size]
+                start = 0
+                if self.carry or self.skipping:
+                    nl = buf.find(b"\n", 0, size)
+                    if nl < 0:
+                        self._carry(data)
+                        continue
+                    self._carry(data[:nl])
+                    self.line += 1
+                    if self.skipping or holds(self.carry, 0, len(self.carry)) >= 0:
+                        yield self.line, None if self.skipping else bytes(self.carry)
+                    self.carry.clear()
+                    self.skipping = False
+                    start = nl + 1
+                end = buf.rfind(b"\n", start, size)  # the last newline: what follows it is carried
+                if end < 0:
+                    self._carry(data[start:])
+                    continue
+                while (at := holds(buf, start, end)) >= 0:
+                    first = buf.rfind(b"\n", start, at) + 1 or start
+                    last = buf.find(b"\n", at, end + 1)
+                    self.line += buf.count(b"\n", start, first) + 1
+                    yield self.line, bytes(data[first:last])
+                    start = last + 1
+                self.line += buf.count(b"\n", start, end + 1)
+                self._carry(data[end + 1 :])
+
     def _carry(self, data: memoryview) -> None:
         if not self.skipping:
             if len(self.carry) + len(data) > MAX_LINE:

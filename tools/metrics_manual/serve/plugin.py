@@ -39,7 +39,9 @@ from metrics_manual.exports.names import FORMATS
 from metrics_manual.exports.profile import NO_SITE_URL
 from metrics_manual.exports.prometheus import STEP_RULE_FOR
 from metrics_manual.history.changes import PAGE as CHANGES_PAGE
-from metrics_manual.history.changes import changes_page, changes_page_without_history, head_commit
+from metrics_manual.history.changes import changes_page, changes_page_without_history, history_head
+from metrics_manual.runs.forms import FORMS as RUN_FORMS
+from metrics_manual.runs.samples import sample_values
 from metrics_manual.serve.watch import DocsWatch, watch_docs
 from metrics_manual.site.cite import for_build
 from metrics_manual.site.nav import METRICS_DIR, metrics_first
@@ -147,7 +149,7 @@ def _display_path(filename: str | None, root: Path) -> str:
 
 def _head(root: Path) -> str | None:
     try:
-        return head_commit(root)
+        return history_head(root)
     except ManualError:
         return None
 
@@ -161,6 +163,22 @@ def _tell_terminal(message: str) -> None:
         handlers[0].handle(record)
     else:  # pragma: no cover - MkDocs always installs its stream handler
         print(f"ERROR    -  {message}", file=sys.stderr)
+
+
+def facts(manual: Manual) -> dict[str, Any]:
+    """What a hand-written page with `facts: true` is rendered over: the model, and the lists the code
+    defines (the export formats, the run forms, what a form's reader reads from its sample), so that
+    no page types them again."""
+    return {
+        "manual": manual,
+        "catalog": manual.catalog,
+        "profiles": manual.profiles,
+        "csv_columns": CSV_COLUMNS,
+        "rule_for": STEP_RULE_FOR,
+        "export_formats": FORMATS,
+        "run_forms": RUN_FORMS,
+        "read_sample": lambda form: sample_values(form, manual.catalog.step_keys),
+    }
 
 
 class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]  # MkDocs' untyped generic base
@@ -257,16 +275,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             return markdown
         if self.manual is None:  # serving, and the source was never valid: nothing to fill in
             return "This page is filled in from `ranges/`, which does not load; see the findings above.\n"
-        context: dict[str, Any] = {
-            "manual": self.manual,
-            "catalog": self.manual.catalog,
-            "profiles": self.manual.profiles,
-            "csv_columns": CSV_COLUMNS,
-            "rule_for": STEP_RULE_FOR,
-            "export_formats": FORMATS,
-        }
         try:
-            return self.env.from_string(markdown).render(context)
+            return self.env.from_string(markdown).render(facts(self.manual))
         except jinja2.TemplateError as exc:
             err = template_error(exc, self.root)
             self._fail(f"metrics-manual: in docs/{page.file.src_uri}: {err}")

@@ -19,6 +19,7 @@ class Audit:
     lab_vs_code: list[tuple[Section, Metric, LabVsCode]]
     not_logged: list[tuple[Section, Metric]]
     no_origin: list[tuple[Section, Metric]]  # entries that name no place in the code
+    not_re_read: list[tuple[Section, Metric]]  # entries whose code changed after they were read (read_at)
 
     @property
     def evidenced(self) -> int:
@@ -46,4 +47,5 @@ def audit(catalog: Catalog) -> Audit:
         [(s, m, row) for s in catalog.sections for m in s.metrics for row in m.lab_vs_code],
         [(s, m) for s in catalog.sections for m in s.metrics if m.not_logged is not None],
         [(s, m) for s in catalog.sections for m in s.metrics if m.origin is None],
+        [(s, m) for s, m in entries if m.origin is not None and m.origin.read_at is not None],
     )

@@ -51,12 +51,13 @@ def key_breaks(key: Any) -> str:
     return "<wbr>".join(literal(part) for part in re.split(r"(?<=[/_])", str(key)) if part)
 
 
-def code_url(code: CodeRepository, path: str) -> str | None:
-    """The file at the catalog's commit, when the catalog names the repository's URL."""
+def code_url(code: CodeRepository, path: str, commit: str | None = None) -> str | None:
+    """The file at the catalog's commit (or at `commit`: an origin's read_at), when the catalog names the
+    repository's URL."""
     if not code.url:
         return None
     # The path is text from the source: quoted, so it stays one path inside the URL.
-    return f"{code.url.rstrip('/')}/blob/{code.commit}/{urllib.parse.quote(path, safe='/')}"
+    return f"{code.url.rstrip('/')}/blob/{commit or code.commit}/{urllib.parse.quote(path, safe='/')}"
 
 
 def attr(text: Any) -> str:

@@ -536,7 +536,8 @@ def _squeezed(text: str) -> str:
 
 def _check_audit(catalog: Catalog, doc: Document, profiles: list[tuple[Profile, Document]]) -> list[Finding]:
     """The audit's fields held against the rest of the source: a `lab` quote is the lab's own words (the
-    metric's meaning, or a profile's range of it in words), and a key no process logs has no range."""
+    metric's meaning, or a profile's range of it in words), a key no process logs has no range, and an
+    origin's `read_at` is another commit than the catalog's (the one where a flag is cleared by removing it)."""
     from metrics_manual.model.phrase import describe
 
     out: list[Finding] = []
@@ -559,6 +560,17 @@ def _check_audit(catalog: Catalog, doc: Document, profiles: list[tuple[Profile, 
                                 code=codes.LAB_WORDS_NOT_FOUND,
                             )
                         )
+            read_at = metric.origin.read_at if metric.origin else None
+            code = catalog.code.commit
+            if read_at is not None and (read_at.startswith(code) or code.startswith(read_at)):
+                out.append(
+                    doc.finding(
+                        (*at, "origin", "read_at"),
+                        f"{metric.key}: read_at names the catalog's commit {code[:12]}; an origin without read_at is "
+                        "read there: remove it",
+                        code=codes.READ_AT_CATALOG_COMMIT,
+                    )
+                )
             if metric.not_logged is not None:
                 line, col = doc.where((*at, "not_logged"))
                 for profile, pdoc in profiles:
