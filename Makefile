@@ -6,9 +6,12 @@ export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build test bench wheel system-packages release-name publish versions
 
+# The first run installs quietly for a minute or two: say so first, and how to use the result after.
 $(VENV)/.installed: pyproject.toml constraints.txt
+	@echo "setting up $(VENV)/: installing the manual's Python packages (once, and again when pyproject.toml or constraints.txt change; about 2 minutes)"
 	python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	@echo "$(VENV)/ is ready; to run metrics-manual anywhere: export PATH=\"$(abspath $(BIN)):\$$PATH\""
 	touch $@
 
 # Debian packages the tests drive: Chromium (browser test) and promtool (alerting rules).

@@ -16,7 +16,8 @@ from typing import Any
 
 from metrics_manual.runs.forms import RUN_FORMATS
 
-STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step"}
+# `moe`: a namespace of a fork's own (tests/derive/test_team_keys.py), logged with train/step as Miles logs train/*.
+STEP_KEYS = {"train": "train/step", "rollout": "rollout/step", "perf": "rollout/step", "moe": "train/step"}
 FORMS = RUN_FORMATS
 Series = dict[str, dict[int, float]]
 

@@ -225,6 +225,30 @@ def test_coverage_command_json_and_exit_codes(tmp_path: Path) -> None:
     assert "\x1b" not in text.stdout and "perf/new_\\x1b[31m_time" in text.stdout
 
 
+def test_a_teams_own_keys_are_not_held_against_miles(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", catalog=CATALOG, profiles={})
+    (project / "ranges" / "catalogs").mkdir()
+    (project / "ranges" / "catalogs" / "moe-team.yaml").write_text(
+        "team: the MoE team\n"
+        "code: {repository: moe-lab/miles, branch: moe, commit: abcdef12}\n"
+        "step_keys: {moe: train/step}\n"
+        "sections:\n"
+        "  - id: moe\n"
+        "    title: MoE\n"
+        "    metrics:\n"
+        "      - key: perf/fork_only_time\n"
+        "        meaning: a timer of the fork\n"
+        "        origin: {path: miles/moe.py, symbol: log_moe, computed: a sum, logged: every step}\n"
+        "      - {key: moe/expert_utilization, meaning: the share of experts used}\n",
+        "utf-8",
+    )
+    miles = tree(tmp_path / "miles", MILES)
+    out = json.loads(run_cli("coverage", "--root", str(project), "--miles", str(miles), "--format", "json").stdout)
+    # As without the team's catalog: its keys are neither Miles' keys gone, nor its origins Miles' code.
+    assert [g["key"] for g in out["documented_not_emitted"]] == ["perf/gone_time"]
+    assert "miles/moe.py" not in json.dumps(out["evidence"])
+
+
 def test_known_keys_in_coverage_yaml_pass(tmp_path: Path) -> None:
     project = write_project(tmp_path / "p", catalog=CATALOG, profiles={})
     (project / "ranges" / "coverage.yaml").write_text(

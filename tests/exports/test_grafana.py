@@ -41,7 +41,7 @@ HOSTILE = "$run ${datasource} [[run]] <script>alert(1)</script> **bold** [x](jav
 
 EVERY_KIND_CATALOG = TINY_CATALOG.replace("title: Training", f"title: 'Training {HOSTILE}'").replace(
     "meaning: the gradient norm", f"meaning: '{HOSTILE}'"
-) + (
+).replace("rollout: rollout/step}", "rollout: rollout/step, perf: rollout/step}") + (
     """\
   - id: more
     title: More

@@ -254,7 +254,9 @@ def test_an_infinity_past_an_open_side_fires(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stdout + ran.stderr
 
 
-def test_a_range_for_some_steps_of_a_key_without_a_step_key_is_left_out(tmp_path: Path) -> None:
+def test_a_key_without_a_step_key_is_refused_before_any_export(tmp_path: Path) -> None:
+    # A range of some steps of such a key could never be placed: validate refuses the catalog (MM117),
+    # so no export has to leave its rule out.
     catalog = TINY_CATALOG + "  - id: other\n    title: Other\n    metrics:\n      - {key: other/x, meaning: m}\n"
     profile = (
         TINY_PROFILE.split("expectations:")[0]
@@ -262,10 +264,5 @@ def test_a_range_for_some_steps_of_a_key_without_a_step_key_is_left_out(tmp_path
     )
     root = write_project(tmp_path / "p", catalog, {"tiny": profile})
     result = run_cli("export", "--root", str(root), "--profile", "tiny", "--format", "prometheus")
-    assert result.returncode == 0, result.stderr
-    # The band over every step needs no step: it has its rule.
-    assert [r["alert"] for r in yaml.safe_load(result.stdout)["groups"][0]["rules"]] == ["MilesOtherXOutOfRange"]
-    assert (
-        "# - other/x: 0 to 1 per step over 5 steps (only the first 5 steps, and the catalog names no step key "
-        "for its namespace)" in result.stdout.splitlines()
-    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert "its namespace 'other' has no step key" in result.stderr and "[MM117]" in result.stderr

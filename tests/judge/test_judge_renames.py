@@ -37,13 +37,15 @@ RENAMED_CATALOG = (
         "        meaning: seconds per step\n"
         "        unit: s\n"
         f"        renamed_from: [{{key: {OLD}, commit: 26695d7b}}]\n",
-    ).replace(
+    )
+    .replace(
         "      - {key: perf/rollout_time, meaning: seconds of generation, unit: s}\n",
         "      - key: perf/rollout_time\n"
         "        meaning: seconds of generation\n"
         "        unit: s\n"
         f"        renamed_from: [{{key: {OLD_ELSEWHERE}, commit: 0123abcd}}]\n",
     )
+    .replace("perf: rollout/step}", "perf: rollout/step, eval: eval/step}")
     + """\
   - id: evaluation
     title: Evaluation

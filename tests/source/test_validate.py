@@ -44,7 +44,7 @@ PROFILE_CASES = [
         "unknown metric",
         "  train/pg_clipfrac:",
         "  train/pg_clipfrak:",
-        f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first; did you mean 'train/pg_clipfrac'? [MM108]",
+        f"{P}:32:3: error: unknown metric 'train/pg_clipfrak'; add it to ranges/catalog.yaml first (a key of your fork: to ranges/catalogs/TEAM.yaml); did you mean 'train/pg_clipfrac'? [MM108]",
     ),
     (
         "unknown source",

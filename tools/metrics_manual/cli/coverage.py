@@ -34,7 +34,7 @@ def _moved(project: Path, manual: Manual, f: Move, history: History, path: Path,
     from metrics_manual.disk.files import read_text
     from metrics_manual.source.load import CATALOG, COVERAGE, load_manual
 
-    catalog = manual.catalog
+    catalog = manual.miles_catalog
     if history.commit(catalog.code.commit) is None:
         _refuse(f"the checkout's history does not hold the catalog's commit {catalog.code.commit}: fetch it", fmt)
     if not history.before(catalog.code.commit, f.head) and history.before(f.head, catalog.code.commit):
@@ -127,26 +127,27 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
     if not path.is_dir() or next(python_files(path), None) is None:
         click.echo(f"{inert(miles)}:1:1: error: not a Miles checkout: no folder with Python files", err=True)
         sys.exit(EXIT_INPUT)
-    result = compare(manual.catalog, manual.coverage, scan(path, frozenset(manual.catalog.step_keys)), path)
+    # Miles' own catalog throughout: a team's keys (ranges/catalogs/) are its fork's, never held against Miles.
+    result = compare(manual.miles_catalog, manual.coverage, scan(path, frozenset(manual.miles_catalog.step_keys)), path)
     head = head_commit(path)
     history = History(path) if head is not None else None
-    at_head = head is not None and same_commit(head, manual.catalog.code.commit)
+    at_head = head is not None and same_commit(head, manual.miles_catalog.code.commit)
     # Move the origins through the checkout's history when it holds the catalog's commit.
     followed = None
-    if head is not None and history is not None and (at_head or history.commit(manual.catalog.code.commit)):
-        followed = move(manual.catalog, result, history, head, everything=not at_head)
+    if head is not None and history is not None and (at_head or history.commit(manual.miles_catalog.code.commit)):
+        followed = move(manual.miles_catalog, result, history, head, everything=not at_head)
     if write:
         if head is None or history is None or followed is None:
             _refuse(
                 f"{inert(miles)} is not a git work tree"
                 if head is None
-                else f"the checkout's history does not hold the catalog's commit {manual.catalog.code.commit}: "
-                f"fetch it (git -C {inert(miles)} fetch origin {manual.catalog.code.commit})",
+                else f"the checkout's history does not hold the catalog's commit {manual.miles_catalog.code.commit}: "
+                f"fetch it (git -C {inert(miles)} fetch origin {manual.miles_catalog.code.commit})",
                 fmt,
             )
-        before = manual.catalog.code.commit
+        before = manual.miles_catalog.code.commit
         manual, wrote = _moved(project, manual, followed, history, path, fmt)
-        result = replace(result, catalog_commit=manual.catalog.code.commit)  # the same keys, the same scan
+        result = replace(result, catalog_commit=manual.miles_catalog.code.commit)  # the same keys, the same scan
         moved = f"moved the catalog from Miles {before[:12]} to {head[:12]}" if wrote else "nothing to move"
         moved += f": wrote {', '.join(p.relative_to(project).as_posix() for p in wrote)}" if wrote else ""
     catalog_doc, _ = read_document(project / CATALOG, CATALOG)
@@ -154,19 +155,19 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
     if write and followed is not None:
         skip = [e.loc for e in followed.entries if e.flagged]
     # The evidence of each origin and named_at not followed, its findings placed at the catalog's fields.
-    checked = evidence.verify(manual.catalog, path, skip)
+    checked = evidence.verify(manual.miles_catalog, path, skip)
     note = None
     if followed is not None and not at_head and not write:
         note = f"{worklist.summary(followed)}; `coverage --write` moves the catalog there"
     elif followed is None and head is not None:
         note = (
-            f"its history does not hold Miles {manual.catalog.code.commit[:12]}, so the catalog cannot be followed "
+            f"its history does not hold Miles {manual.miles_catalog.code.commit[:12]}, so the catalog cannot be followed "
             "there (fetch that commit); the findings that follow are what differs between the two"
         )
     found = evidence.findings(checked, catalog_doc, note)
     if followed is not None:
         found += worklist.findings(followed, catalog_doc)
-    found += backends.findings(manual.catalog, catalog_doc)
+    found += backends.findings(manual.miles_catalog, catalog_doc)
     failing = result.failing or bool(errors(found)) or bool(followed and followed.items)
     if fmt == "json":
         follow_part = worklist.as_dict(followed, catalog_doc) if followed is not None else None

@@ -4,6 +4,7 @@ or make a new profile from them (the plan: derive/plan.py)."""
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from metrics_manual.model.schema import SLUG_PATTERN
 from metrics_manual.runs import read as runs_reader
 from metrics_manual.source.load import did_you_mean, load_manual
 from metrics_manual.source.root import find_root
+from metrics_manual.text import inert
 
 
 def parse_runs(values: tuple[str, ...]) -> list[RunArg]:
@@ -63,6 +65,54 @@ def report(p: DerivePlan, written: bool) -> None:
         click.echo(f"the runs break {len(p.broken)} expectation(s) of the edited profile (check reports these):")
         for line in p.broken:
             click.echo(f"  {line}")
+    if p.added is not None and p.added.keys:
+        where = f" and {len(p.added.step_keys)} step key(s)" if p.added.step_keys else ""
+        click.echo(
+            f"--add-keys: {len(p.added.keys)} key(s){where} added to {p.added.display}, each with a placeholder "
+            "meaning for you to write (validate warns until you do): " + ", ".join(p.added.keys)
+        )
+    if p.not_ranged:
+        click.echo(f"not ranged: {len(p.not_ranged)} key(s) the runs log")
+        by_reason: dict[str, list[str]] = {}
+        for n in p.not_ranged:
+            by_reason.setdefault(n.reason, []).append(inert(n.key))
+        for reason, keys in by_reason.items():
+            shown = ", ".join(keys[:SHOWN]) + (f" and {len(keys) - SHOWN} more" if len(keys) > SHOWN else "")
+            click.echo(f"  {shown}: {reason}")
+
+
+SHOWN = 12  # keys named per reason in the text; --format json names every one
+
+
+def as_json(p: DerivePlan, project: Path, written: bool) -> str:
+    """What derive found and did, for a program: each range, each key not ranged and why, the edits."""
+    return json.dumps(
+        {
+            "profile_file": p.display,
+            "written": written,
+            "ranges": [
+                {
+                    "key": o.key,
+                    "index": o.index,
+                    "kind": o.kind,
+                    "proposal": o.proposal,
+                    "summary": o.summary,
+                    "values": o.values,
+                    "problems": o.problems,
+                    "violation": o.violation,
+                }
+                for o in p.derivation.outcomes
+            ],
+            "not_ranged": [{"key": n.key, "reason": n.reason} for n in p.not_ranged],
+            "added": None
+            if p.added is None
+            else {"file": p.added.display, "keys": p.added.keys, "step_keys": p.added.step_keys},
+            "leave_one_out": p.left_out,
+            "broken": p.broken,
+            "diff": _diffs(project, p),
+        },
+        indent=2,
+    )
 
 
 NEW_PROFILE = "A new profile (an id no profile has yet) also takes"
@@ -114,6 +164,22 @@ NEW_PROFILE = "A new profile (an id no profile has yet) also takes"
 @click.option(
     "--token-limit", type=click.IntRange(min=1), default=None, help="New profile: most tokens an answer may have."
 )
+@click.option(
+    "--add-keys",
+    "add_keys_to",
+    default=None,
+    metavar="TEAM",
+    help="Add the keys the runs log and no catalog has to ranges/catalogs/TEAM.yaml (your team's own keys), "
+    "each with a placeholder meaning, and range them.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="json: one document with each range, each key not ranged and why, and the diffs.",
+)
 @click.option("--write", is_flag=True, help="Edit (or create) the profile file (default: print the diff).")
 def derive_command(
     root: str | None,
@@ -134,6 +200,8 @@ def derive_command(
     prompts_per_step: int | None,
     answers_per_prompt: int | None,
     token_limit: int | None,
+    add_keys_to: str | None,
+    fmt: str,
     write: bool,
 ) -> None:
     """Compute a profile's ranges from runs; print the diff, or --write it into ranges/.
@@ -143,7 +211,9 @@ def derive_command(
     a range for every metric of the catalog they all log.
 
     Runs inside the project are captured (compact, to captures/PROFILE/ unless --capture-to
-    says where), so `check` re-judges the ranges on them. Takes the project's lock, as build does.
+    says where), so `check` re-judges the ranges on them. Every key the runs log that derive does
+    not range is named, with why; --add-keys TEAM documents the keys no catalog has in your team's
+    catalog (ranges/catalogs/TEAM.yaml) and ranges them. Takes the project's lock, as build does.
     """
     try:
         project = find_root(root)
@@ -160,14 +230,16 @@ def derive_command(
             "token_limit": token_limit,
         }
         given = [name for name, v in setup.items() if v is not None and name != "framework"]
+        if add_keys_to is not None and not re.fullmatch(SLUG_PATTERN, add_keys_to):
+            raise UsageError(f"--add-keys {add_keys_to!r}: a team's id: lower-case letters, digits and dashes")
         run_args = parse_runs(runs)
         with locked(project):
             manual = load_manual(project)
             new = _new_profile(profile_id, [p.id for p in manual.profiles], title, setup, given)
             p = plan_derivation(
-                project, manual, profile_id, run_args, options, capture_to, code_commit, input_format, new
+                project, manual, profile_id, run_args, options, capture_to, code_commit, input_format, new, add_keys_to
             )
-            _show_and_write(project, p, write)
+            _show_and_write(project, p, write, fmt)
     except ManualError as err:
         fail(err, wrote_nothing=True)
 
@@ -196,24 +268,44 @@ def _new_profile(
     return new
 
 
-def _show_and_write(project: Path, p: DerivePlan, write: bool) -> None:
-    report(p, write)
-    rel = p.profile_file.relative_to(project).as_posix()
-    before = "/dev/null" if p.created else f"a/{rel}"
-    diff = "".join(difflib.unified_diff(p.old_text.splitlines(True), p.new_text.splitlines(True), before, f"b/{rel}"))
-    click.echo(diff.rstrip("\n") if diff else f"{rel}: no change")
+def _diffs(project: Path, p: DerivePlan) -> str:
+    """The unified diffs of the team catalog (--add-keys) and of the profile file, '' when neither changes."""
+    files = [(p.added.file, p.added.old_text, p.added.new_text, False)] if p.added is not None else []
+    files.append((p.profile_file, p.old_text, p.new_text, p.created))
+    out = []
+    for file, old, new, created in files:
+        rel = file.relative_to(project).as_posix()
+        before = "/dev/null" if created else f"a/{rel}"
+        out.append("".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), before, f"b/{rel}")))
+    return "".join(out)
+
+
+def _show_and_write(project: Path, p: DerivePlan, write: bool, fmt: str = "text") -> None:
+    if fmt == "text":
+        report(p, write)
+        rel = p.profile_file.relative_to(project).as_posix()
+        diff = _diffs(project, p)
+        click.echo(diff.rstrip("\n") if diff else f"{rel}: no change")
+    else:
+        for note in p.notes:
+            click.echo(note, err=True)
+        for f in p.warnings(write):
+            click.echo(str(f), err=True)
     if write:
         try:
             written = write_plan(project, p)
         except ManualError as err:
             fail(err)
-        for target in written:
+        for target in written if fmt == "text" else []:
             if target != p.profile_file:
                 click.echo(f"wrote {display_path(target, project)}")
-        if p.profile_file in written:
+        if p.profile_file in written and fmt == "text":
             made = "made" if p.created else "wrote"
+            rel = p.profile_file.relative_to(project).as_posix()
             click.echo(f"{made} {rel}; run `metrics-manual build` to regenerate the pages and exports")
-    elif diff or p.captures:
+    elif fmt == "text" and (_diffs(project, p) or p.captures):
         click.echo("dry run: nothing written; pass --write to apply")
+    if fmt == "json":
+        click.echo(as_json(p, project, write))
     if p.broken or p.derivation.violations or any(o.problems for o in p.derivation.outcomes):
         sys.exit(EXIT_DRIFT)

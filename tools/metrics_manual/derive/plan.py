@@ -10,14 +10,17 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from metrics_manual.derive.add_keys import CatalogEdit, add_keys
 from metrics_manual.derive.captures import capture_folder, capture_sources
 from metrics_manual.derive.held import broken_line, failures
 from metrics_manual.derive.leave_one_out import leave_one_out
 from metrics_manual.derive.new_profile import NewProfile, new_file, profile_text, setup_steps
+from metrics_manual.derive.not_ranged import NotRanged, not_ranged
 from metrics_manual.derive.profile_edit import NEW_FILE_INDENT, ProfileFile
 from metrics_manual.derive.stats import Derivation, Options, derive
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
@@ -89,12 +92,15 @@ def skip_phrase(n: int) -> str:
     return "after the first step" if n == 1 else f"after the first {words(n)} steps"
 
 
-def validate_edit(root: Path, file: Path, text: str) -> Manual:
-    """Load the source as it would be with the edited profile: an edit never writes an invalid file."""
+def validate_edit(root: Path, edits: Mapping[Path, str]) -> Manual:
+    """Load the source as it would be with the edited files (a profile, a team catalog): an edit never
+    writes an invalid file."""
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(root / "ranges", Path(tmp) / "ranges", ignore=shutil.ignore_patterns("captures", "schema"))
-        (Path(tmp) / PROFILES).mkdir(exist_ok=True)  # a project's first profile: no folder yet
-        (Path(tmp) / PROFILES / file.name).write_text(text, "utf-8")
+        for file, text in edits.items():
+            there = Path(tmp) / file.relative_to(root)
+            there.parent.mkdir(parents=True, exist_ok=True)  # a project's first profile: no folder yet
+            there.write_text(text, "utf-8")
         return load_manual(Path(tmp))
 
 
@@ -110,6 +116,8 @@ class DerivePlan:
     display: str = ""  # the profile file as findings name it
     created: bool = False  # a new profile: the file does not exist yet
     notes: list[str] = field(default_factory=list)  # the readers' warnings and what derive chose for the user
+    added: CatalogEdit | None = None  # the team catalog --add-keys edits
+    not_ranged: list[NotRanged] = field(default_factory=list)  # the keys the runs log that are not ranged, and why
 
     def warnings(self, written: bool) -> list[Finding]:
         """What is written but will mislead (a band with no width), at its expectation in the file as
@@ -134,12 +142,22 @@ def plan_derivation(
     code_commit: str | None,
     input_format: str = "auto",
     new: NewProfile | None = None,
+    add_keys_to: str | None = None,
 ) -> DerivePlan:
-    """The derivation of profile `profile_id` (or of the `new` one) from `runs`, nothing written."""
+    """The derivation of profile `profile_id` (or of the `new` one) from `runs`, nothing written;
+    `add_keys_to`: the team whose catalog takes the keys the runs log and no catalog has."""
     target = new_file(root, new.id) if new is not None else None  # refused before the runs are read
     folder = capture_folder(root, capture_to, profile_id, {r.name: r.path for r in runs})
     loaded, notes = read_runs(runs, manual, input_format)
     notes += [folder.note] if folder.note else []
+    added, why_not, edits = None, None, {}
+    if add_keys_to is not None:
+        added, why_not = add_keys(root, manual, loaded, add_keys_to, options.keys)
+        if added.keys:
+            edits[added.file] = added.new_text
+            manual = validate_edit(root, edits)
+            if added.step_keys:  # the keys of a namespace that had no step key are read anew, at their steps
+                loaded, _ = read_runs(runs, manual, input_format)
     keys = [k for m in manual.metrics.values() for k in (m.members or [m.key])]
     captured = capture_sources(
         root, loaded, {r.name: r.path for r in runs}, keys, folder.path, code_commit, options.skip_first
@@ -150,7 +168,7 @@ def plan_derivation(
         steps, note = setup_steps(loaded)
         notes += [note] if note else []
         base = profile_text(new, steps, captured.sources)
-        manual = validate_edit(root, file, base)
+        manual = validate_edit(root, {**edits, file: base})
     else:
         file = profile_path(root, profile_id)
         old = base = file.read_bytes().decode("utf-8")
@@ -164,10 +182,33 @@ def plan_derivation(
     result = derive(manual, profile, loaded, options, export)
 
     display = file.relative_to(root).as_posix()
-    editor = ProfileFile(base, display, NEW_FILE_INDENT if new is not None else None)
-    for sid, values in captured.sources.items():
+    text = _edited_profile(base, display, new is not None, captured.sources, result, profile, options.skip_first)
+    edited = validate_edit(root, {**edits, file: text})
+    # Judged as check will judge these runs once the edit is written: the two agree by construction.
+    after = export_document(edited, edited.profile(profile.id), None)
+    broken = [broken_line(b) for b in failures(after, loaded, options.skip_first)]
+    left_out = leave_one_out(manual, profile, export, loaded, options) if len(loaded) >= 3 else []
+    ranged = {o.key for o in result.outcomes}
+    unranged = not_ranged(manual, loaded, ranged, options.keys, why_not)
+    return DerivePlan(
+        result, file, old, text, captured.files, broken, left_out, display, new is not None, notes, added, unranged
+    )
+
+
+def _edited_profile(
+    base: str,
+    display: str,
+    created: bool,
+    sources: Mapping[str, dict[str, Any]],
+    result: Derivation,
+    profile: Profile,
+    skip_first: int,
+) -> str:
+    """The profile file's text with the runs' capture sources and every derived expectation written in."""
+    editor = ProfileFile(base, display, NEW_FILE_INDENT if created else None)
+    for sid, values in sources.items():
         editor.set_source(sid, values)
-    run_ids = list(captured.sources)
+    run_ids = list(sources)
     for o in result.outcomes:
         if o.values is None or o.problems:
             continue
@@ -175,17 +216,11 @@ def plan_derivation(
         before = _existing(profile, o.key, o.index)
         if before is None or not keeps_warm_up(before.span):  # a window covers the warm-up: its condition stays
             was = before.condition if before is not None else None
-            condition = with_skip(was, options.skip_first)
+            condition = with_skip(was, skip_first)
             if condition != was:
                 values["condition"] = condition  # None removes it
         editor.set_expectation(o.key, o.index, values)
-    text = editor.text()
-    edited = validate_edit(root, file, text)
-    # Judged as check will judge these runs once the edit is written: the two agree by construction.
-    after = export_document(edited, edited.profile(profile.id), None)
-    broken = [broken_line(b) for b in failures(after, loaded, options.skip_first)]
-    left_out = leave_one_out(manual, profile, export, loaded, options) if len(loaded) >= 3 else []
-    return DerivePlan(result, file, old, text, captured.files, broken, left_out, display, new is not None, notes)
+    return editor.text()
 
 
 def _warnings(result: Derivation, on_disk: str, edited: str, display: str) -> list[Finding]:

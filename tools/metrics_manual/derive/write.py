@@ -1,4 +1,4 @@
-"""Derive's writes, all or nothing: the runs' captures, then the profile file.
+"""Derive's writes, all or nothing: the runs' captures, the team catalog (--add-keys), then the profile file.
 
 Every target is checked before the first write (no symlink on the way, no folder or other
 non-file there, a new profile's name still free, an edited profile still as derive read it), so
@@ -30,7 +30,8 @@ class Target:
 
 
 def write_plan(project: Path, p: DerivePlan) -> list[Path]:
-    """Write the plan's captures and (when it changed) its profile file; the files written, in order.
+    """Write the plan's captures, its team catalog and its profile file (each when it changed); the files
+    written, in order.
 
     A ManualError when any target cannot be written: nothing of this run is left on disk.
     """
@@ -51,6 +52,11 @@ def write_plan(project: Path, p: DerivePlan) -> list[Path]:
 def _targets(project: Path, p: DerivePlan) -> list[Target]:
     """Every file the plan writes, each checked: a ManualError for the first that cannot be written safely."""
     targets = [_target(project if t.is_relative_to(project) else t.parent, t, text) for t, text in p.captures.items()]
+    if p.added is not None and p.added.new_text != p.added.old_text:  # --add-keys: the team catalog
+        catalog = _target(project, p.added.file, p.added.new_text)
+        if catalog.old != p.added.old_text:
+            raise WriteError(f"cannot write {p.added.display}: it changed since derive read it; run derive again")
+        targets.append(catalog)
     if p.new_text != p.old_text:
         if p.created:  # nothing there yet (another program may have put a file or a link there since the plan)
             new_file(project, p.profile_file.stem)

@@ -114,7 +114,7 @@ UNKNOWN_REFERENCE = _code(
     "unknown-reference",
     "A profile names a metric, section, source or note that is not declared.",
     "Declare it first (metrics in ranges/catalog.yaml, sources and notes in the profile) or fix the name.",
-    "ranges/profiles/lab.yaml:14:3: error: unknown metric 'train/los'; add it to ranges/catalog.yaml first; "
+    "ranges/profiles/lab.yaml:14:3: error: unknown metric 'train/los'; add it to ranges/catalog.yaml first (a key of your fork: to ranges/catalogs/TEAM.yaml); "
     "did you mean 'train/loss'?",
 )
 PAST_THE_RUN = _code(
@@ -127,10 +127,10 @@ PAST_THE_RUN = _code(
 NOT_A_SOURCE_FILE = _code(
     "MM110",
     "not-a-source-file",
-    "A file under ranges/ is neither the catalog nor a profile.",
-    "Move the file out of ranges/, or rename a profile to end in .yaml.",
-    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml, coverage.yaml and "
-    "ranges/profiles/; move this file elsewhere",
+    "A file under ranges/ is neither the catalog, a team catalog nor a profile.",
+    "Move the file out of ranges/, or rename a profile (a team catalog: its team's id) to end in .yaml.",
+    "ranges/notes.txt:1:1: error: not part of the source: ranges/ holds catalog.yaml, coverage.yaml, "
+    "ranges/profiles/ and ranges/catalogs/; move this file elsewhere",
 )
 COVERAGE_STALE = _code(
     "MM111",
@@ -147,7 +147,7 @@ COVERAGE_CONTRADICTS = _code(
     "Remove the entry from ranges/coverage.yaml, or move it to the list it belongs in.",
     "ranges/coverage.yaml:12:11: error: 'train/grad_norm' is documented in ranges/catalog.yaml",
 )
-LAB_WORDS_NOT_FOUND = _code(
+_code(
     "MM113",
     "lab-words-not-found",
     "A metric's `lab_vs_code` quotes lab words that are neither in its `meaning` nor in a profile's range of it.",
@@ -155,6 +155,9 @@ LAB_WORDS_NOT_FOUND = _code(
     "(a range reads as the page shows it: '0 at step 0, in a healthy run').",
     "ranges/catalog.yaml:40:16: error: train/ppo_kl: the lab's words 'zero at step 0' are not in its meaning nor "
     "in a profile's range of it; quote them verbatim",
+    retired="No command reports it any more: the lab's words are a record of what the lab's page wrote, not of "
+    "today's range, so a maintainer's range edit is one edit. tests/source/test_lab_words.py holds each quote to "
+    "the lab's page (tests/fixtures/lab/lab-metrics-page.md).",
 )
 NOT_LOGGED_WITH_RANGE = _code(
     "MM114",
@@ -172,6 +175,35 @@ READ_AT_CATALOG_COMMIT = _code(
     "Remove `read_at` from the origin.",
     "ranges/catalog.yaml:30:20: error: train/grad_norm: read_at names the catalog's commit 31f1ca961a94; an "
     "origin without read_at is read there: remove it",
+)
+
+NO_STEP_KEY = _code(
+    "MM117",
+    "no-step-key",
+    "A documented key's namespace has no step key: judge and derive place a value at the step of its namespace's "
+    "step key, so no value of the key could be read.",
+    "Add the namespace under `step_keys` in the file the message names, with the step key its records carry "
+    "(`moe: train/step`).",
+    "ranges/catalogs/moe-team.yaml:12:15: error: moe/expert_utilization: its namespace 'moe' has no step key, so no "
+    "value of it could be placed at its step: add `moe: STEP_KEY` under step_keys in ranges/catalogs/moe-team.yaml "
+    "(the step key its records carry, such as train/step or rollout/step)",
+)
+STEP_KEY_CLASH = _code(
+    "MM118",
+    "step-key-clash",
+    "A team catalog gives a namespace another step key than the catalog (or another team catalog) gives it.",
+    "Remove the team's entry for the namespace, or give it the same step key.",
+    "ranges/catalogs/moe-team.yaml:8:10: error: namespace 'train' has the step key train/step in "
+    "ranges/catalog.yaml; a namespace has one step key: remove this one, or write train/step",
+)
+PLACEHOLDER_MEANING = _code(
+    "MM119",
+    "placeholder-meaning",
+    "A metric's meaning is the placeholder `derive --add-keys` writes for a key it adds: the pages show it as is "
+    "(a warning; the source still loads).",
+    "Write what the value means in the metric's `meaning`, and where the fork computes it in its `origin`.",
+    "ranges/catalogs/moe-team.yaml:14:18: warning: train/load_balancing_loss: its meaning is derive's placeholder; "
+    "write what the value means (the pages show it)",
 )
 
 # --- 2: the source's YAML ------------------------------------------------------------------------

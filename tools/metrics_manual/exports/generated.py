@@ -11,7 +11,7 @@ import functools
 from metrics_manual.exports.document import export_document
 from metrics_manual.exports.names import BY_ID, FILE_FORMATS, SUFFIX
 from metrics_manual.model.json_schema import schema_text
-from metrics_manual.model.schema import Catalog, Coverage, Profile, ProfileExport
+from metrics_manual.model.schema import Catalog, Coverage, Profile, ProfileExport, TeamCatalog
 from metrics_manual.source.load import Manual
 
 EXPORT_DIR = "docs/export"
@@ -37,5 +37,8 @@ def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
         f"{SCHEMA_DIR}/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+        f"{SCHEMA_DIR}/team-catalog.schema.json": schema_text(
+            TeamCatalog, "metrics-manual team catalog (ranges/catalogs/*.yaml)"
+        ),
         f"{SCHEMA_DIR}/coverage.schema.json": schema_text(Coverage, "metrics-manual coverage (ranges/coverage.yaml)"),
     }

@@ -84,4 +84,10 @@ def absent(key: str, sk: str | None, run: Run) -> tuple[Verdict | None, str]:
         return None, (
             "the CI-history form records only Miles' 7 whitelisted keys (TARGET_METRIC_KEYS) and this is not one"
         )
+    if sk is None and key in run.unread:  # an exported profile whose catalog gives its namespace no step key
+        ns = key.split("/", 1)[0]
+        return "error", (
+            f"logged by the run, but its namespace {ns} has no step key in the profile's catalog, so no value of it "
+            f"can be placed at a step; not judged: add `{ns}: STEP_KEY` under the catalog's step_keys and export again"
+        )
     return "error", "not in the run: no value logged" + (f" (its step key {sk})" if sk else "")

@@ -181,8 +181,8 @@ class LabVsCode(Strict):
     """One place where the lab's words about a metric and what the code does disagree."""
 
     lab: Text = Field(
-        description="The lab's words, verbatim as the metric's `meaning` or a profile's range of it (in words) "
-        "says them.",
+        description="The lab's words, verbatim as the lab's own metrics page says them: a record of what the lab "
+        "wrote, not of today's range (tests/fixtures/lab/ keeps the page, and a test holds each quote to it).",
         examples=["the time the example waits"],
     )
     code: Text = Field(
@@ -233,7 +233,11 @@ class Metric(Strict):
         description="Unit of the value and of every number of its ranges; none for a plain count, share or ratio.",
         examples=["s"],
     )
-    origin: Origin | None = Field(None, description="Where the Miles code emits it, at the catalog's `code` commit.")
+    origin: Origin | None = Field(
+        None,
+        description="Where the Miles code emits it, at the catalog's `code` commit (a team's key: where its fork "
+        "does, at the team catalog's `code` commit).",
+    )
     not_logged: Text | None = Field(
         None,
         description="Why no process logs this key at the catalog's `code` commit: the page says so, and no "
@@ -326,6 +330,30 @@ class Catalog(Strict):
         examples=[{"example": "example/step"}],
     )
     sections: list[Section] = Field(min_length=1, description="The sections of the reference page, in order.")
+
+
+class TeamCatalog(Strict):
+    """A team's own keys: what its fork of Miles logs beyond Miles, in ranges/catalogs/<team>.yaml.
+
+    The pages show each key as the team's, with its origin in the team's fork; `coverage` does not
+    hold them against Miles' code. The file's name (without .yaml) is the team's id.
+    """
+
+    team: Text = Field(description="Whose keys these are, as the pages name them.", examples=["the MoE team"])
+    code: CodeRepository = Field(description="The team's fork of Miles: the keys' origins are read there.")
+    step_keys: dict[Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)], MetricKey] = Field(
+        default_factory=dict,
+        description="Namespaces of the team's own keys -> the key that holds their step (the catalog's namespaces "
+        "need none here).",
+        examples=[{"moe": "train/step"}],
+    )
+    sections: list[Section] = Field(
+        default_factory=list, description="The team's sections of the reference page, after the catalog's."
+    )
+
+
+# The meaning `derive --add-keys` writes for a key it adds: `validate` warns of it until a person writes one.
+PLACEHOLDER_MEANING = "not written yet (derive --add-keys added it from the runs); say what the value means"
 
 
 def metric_anchor(key: str) -> str:

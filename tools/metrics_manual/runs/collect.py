@@ -120,6 +120,9 @@ class Collector:
         self.progress = progress
         self.placed: dict[str, str | None] = {}  # key -> its step key, or None when not kept
         self.other_step: dict[str, str] = {}  # judged key -> another step key it was logged with
+        # A key of a namespace with no step key -> the one step key its records carried (derive --add-keys
+        # names it as the namespace's step key); a record of several step keys carries none.
+        self.carried: dict[str, str] = {}
         self.cut_files: list[str] = []
         self._parts: dict[str, list[Part]] = {}
         self._invalid: dict[str, dict[int, str]] = {}
@@ -166,6 +169,8 @@ class Collector:
         self.cut_files += other.cut_files
         for key, sk in other.other_step.items():
             self.other_step.setdefault(key, sk)
+        for key, sk in other.carried.items():
+            self.carried.setdefault(key, sk)
         self.note_unread(other.unread)
         for h in other.unread_past:
             if len(self.unread_past) >= KEYS_COUNTED:
@@ -229,7 +234,17 @@ class Collector:
                     unread.append(key)  # a kept key of no known namespace
             else:
                 unread.append(key)
+        self._carry(shape, unread)
         return _Plan(kept, tuple(unread))
+
+    def _carry(self, shape: tuple[str, ...], unread: list[str]) -> None:
+        """Note the step key a record of `shape` carries for its keys of a namespace with no step key."""
+        carried = [k for k in shape if k in self.step_key_set]
+        if len(carried) != 1:
+            return
+        for key in unread:
+            if key.split("/", 1)[0] not in self.step_keys and len(self.carried) < KEYS_KEPT:
+                self.carried.setdefault(key, carried[0])
 
     def note_unread(self, keys: Collection[str]) -> None:
         """Remember keys that are not read: by name up to KEYS_KEPT, then counted up to KEYS_COUNTED."""

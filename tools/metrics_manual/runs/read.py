@@ -187,6 +187,7 @@ def assemble(
     run.relogged = merged.relogged
     run.problems += out.problems
     run.other_step = out.other_step
+    run.carried = out.carried
     run.unread = out.unread - set(run.series) - out.step_key_set
     run.unread_beyond = len(out.unread_past)
     run = fold(run, renames) if renames else run

@@ -46,6 +46,8 @@ class Run:
     unfinished: dict[str, int] = field(default_factory=dict)
     # Judged key -> the other step key it was logged with, when its own was missing from the record.
     other_step: dict[str, str] = field(default_factory=dict)
+    # Key of a namespace with no step key -> the one step key its records carried (runs/collect.py).
+    carried: dict[str, str] = field(default_factory=dict)
     # Key -> the former names (the catalog's renamed_from) the run logged it under; their values are this key's.
     renamed: dict[str, list[str]] = field(default_factory=dict)
     # Key -> (step, one name, its value, another name, its value) where two names of the key disagree.

@@ -22,6 +22,7 @@ from metrics_manual.model.schema import (
     Catalog,
     Coverage,
     Profile,
+    TeamCatalog,
 )
 
 # Patterns of the model, in words (the schema only has the regex).
@@ -105,12 +106,14 @@ def _model_doc(name: str, schema: dict[str, Any], defs: dict[str, Any], title: s
 
 
 def field_reference() -> list[ModelDoc]:
-    """Every table of the page: the catalog, a profile, then each part they hold, in the order met."""
+    """Every table of the page: the catalog, a profile, coverage and a team catalog, then each part they hold,
+    in the order met."""
     out: list[ModelDoc] = []
     for model, title in (
         (Catalog, "ranges/catalog.yaml"),
         (Profile, "ranges/profiles/<id>.yaml"),
         (Coverage, "ranges/coverage.yaml"),
+        (TeamCatalog, "ranges/catalogs/<team>.yaml"),
     ):
         schema = _schema(model)
         defs = schema.get("$defs", {})

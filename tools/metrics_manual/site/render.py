@@ -179,7 +179,8 @@ def render_pages(
         "profiles": manual.profiles,
         "fields": field_reference(),
         "coverage": manual.coverage,
-        "audit": audit(manual.catalog),
+        "audit": audit(manual.miles_catalog),  # the coverage page: Miles' own catalog, held against Miles
+        "miles_catalog": manual.miles_catalog,
         "documented": manual.documented(),
         "default_rtol": DEFAULT_RTOL,  # the value checker's tolerance of a median, as judge's
         "finding_codes": list(CODES.values()),

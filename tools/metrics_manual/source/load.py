@@ -9,15 +9,24 @@ import gc
 import math
 import typing
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
 from metrics_manual.diagnostics.finding import Finding, SourceError
-from metrics_manual.model.gauges import gauge_name, no_gauge
 from metrics_manual.model.keys import overlap
+from metrics_manual.source.catalogs import (
+    CATALOG,
+    TEAMS,
+    Part,
+    Team,
+    check_catalogs,
+    merged,
+    placeholders,
+    team_files,
+)
 from metrics_manual.source.reader import Document, Loc, read_documents
 from metrics_manual.text import shown
 
@@ -27,7 +36,7 @@ if TYPE_CHECKING:
 
     from metrics_manual.model.schema import Catalog, Coverage, Metric, Profile
 
-CATALOG = "ranges/catalog.yaml"
+__all__ = ["CATALOG", "TEAMS", "Manual", "Team", "load_manual"]
 COVERAGE = "ranges/coverage.yaml"
 PROFILES = "ranges/profiles"
 
@@ -38,13 +47,29 @@ M = TypeVar("M", bound="BaseModel")
 class Manual:
     """The whole validated source."""
 
-    catalog: Catalog
+    catalog: Catalog  # Miles' catalog and every team's, merged: what the manual documents
     profiles: tuple[Profile, ...]
     coverage: Coverage | None = None  # ranges/coverage.yaml, when the catalog was checked against Miles
+    teams: tuple[Team, ...] = ()  # ranges/catalogs/*.yaml: the keys of the teams' forks
+    miles: Catalog | None = None  # ranges/catalog.yaml alone (None: the catalog, when there are no teams)
+    warnings: tuple[Finding, ...] = ()  # what loads but a person should still write (a placeholder meaning)
+
+    @property
+    def miles_catalog(self) -> Catalog:
+        """Miles' own catalog: what `coverage` holds against Miles' code (no team's key is in it)."""
+        return self.miles or self.catalog
 
     @functools.cached_property
     def metrics(self) -> dict[str, Metric]:
         return {m.key: m for s in self.catalog.sections for m in s.metrics}
+
+    @functools.cached_property
+    def _owners(self) -> dict[str, Team]:
+        return {m.key: t for t in self.teams for s in t.catalog.sections for m in s.metrics}
+
+    def team_of(self, key: str) -> Team | None:
+        """The team whose catalog documents `key` (a metric's key), or None for a key of Miles."""
+        return self._owners.get(key)
 
     def known_keys(self) -> set[str]:
         """Every key a page may name: metrics, family members and step keys."""
@@ -56,10 +81,12 @@ class Manual:
         keys.update(r.key for m in self.metrics.values() for r in m.renamed_from)
         return keys
 
-    def documented(self) -> list[str]:
-        """Every key or pattern a run may log that the catalog documents (a family's members, step keys)."""
-        keys = [k for m in self.metrics.values() for k in (m.members or [m.key])]
-        return keys + list(self.catalog.step_keys.values())
+    def documented(self, *, miles_only: bool = False) -> list[str]:
+        """Every key or pattern a run may log that the catalog documents (a family's members, step keys);
+        `miles_only`: of Miles' own catalog, without the teams' keys."""
+        catalog = self.miles_catalog if miles_only else self.catalog
+        keys = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+        return keys + list(catalog.step_keys.values())
 
     def renames(self) -> dict[str, str]:
         """Former key -> the key Miles logs it as now."""
@@ -208,69 +235,6 @@ def validate(model: type[M], doc: Document) -> tuple[M | None, list[Finding]]:
         return None, findings
 
 
-def _check_catalog(catalog: Catalog, doc: Document) -> list[Finding]:
-    from metrics_manual.model.schema import metric_anchor
-
-    out: list[Finding] = []
-    seen_sections: set[str] = set()
-    seen_keys: dict[str, str] = {}
-    anchors: dict[str, str] = {}
-    gauges: dict[str, str] = {}  # gauge name -> the first key that gives it
-    for si, section in enumerate(catalog.sections):
-        if section.id in seen_sections:
-            out.append(
-                doc.finding(("sections", si, "id"), f"duplicate section id {section.id!r}", code=codes.DUPLICATE_ID)
-            )
-        seen_sections.add(section.id)
-        for mi, metric in enumerate(section.metrics):
-            loc = ("sections", si, "metrics", mi, "key")
-            for key in (metric.key, *metric.members):
-                if key in seen_keys:
-                    out.append(
-                        doc.finding(
-                            loc,
-                            f"metric {key!r} is already in the catalog (section {seen_keys[key]!r})",
-                            code=codes.DUPLICATE_ID,
-                        )
-                    )
-                seen_keys[key] = section.id
-            if metric.anchor in anchors and anchors[metric.anchor] != metric.key:
-                out.append(
-                    doc.finding(
-                        loc,
-                        f"{metric.key!r} and {anchors[metric.anchor]!r} give the same anchor {metric.anchor!r}",
-                        code=codes.ANCHOR_CLASH,
-                    )
-                )
-            anchors[metric.anchor] = metric.key
-            for j, key in enumerate([metric.key, *metric.members]):
-                if no_gauge(key) is not None:  # a pattern, or a key Miles exports no gauge for
-                    continue
-                gauge = gauge_name(key)
-                if gauges.setdefault(gauge, key) != key:
-                    out.append(
-                        doc.finding(
-                            loc if j == 0 else ("sections", si, "metrics", mi, "members", j - 1),
-                            f"{key!r} and {gauges[gauge]!r} give the same Prometheus gauge {gauge!r}; rename one",
-                            code=codes.GAUGE_CLASH,
-                        )
-                    )
-            for ri, rename in enumerate(metric.renamed_from):
-                rloc = ("sections", si, "metrics", mi, "renamed_from", ri, "key")
-                old = metric_anchor(rename.key)
-                if rename.key in seen_keys or old in anchors:
-                    out.append(
-                        doc.finding(
-                            rloc,
-                            f"former key {rename.key!r} is already a key or anchor of the catalog",
-                            code=codes.DUPLICATE_ID,
-                        )
-                    )
-                seen_keys[rename.key] = section.id
-                anchors[old] = metric.key
-    return out
-
-
 def _items(value: Any) -> list[tuple[Any, Any]]:
     """Pairs of a mapping or (index, item) of a list from raw data; nothing for anything else."""
     if isinstance(value, dict):
@@ -283,42 +247,58 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
     found other faults, so a file's independent problems all show in one run."""
     if not isinstance(data, dict):
         return []
-    out: list[Finding] = []
     sources = data.get("sources")
-    source_ids = set(sources) if isinstance(sources, dict) else set()
+    source_ids = set(sources) if isinstance(sources, dict) else None  # None: no sources to hold ids to
     note_ids = {n["id"] for _, n in _items(data.get("notes")) if isinstance(n, dict) and isinstance(n.get("id"), str)}
     setup = data.get("setup")
     run_steps = setup.get("steps") if isinstance(setup, dict) else None
     run_steps = run_steps if isinstance(run_steps, int) and not isinstance(run_steps, bool) else None
+    out = _check_expectations(data.get("expectations"), doc, keys, source_ids, run_steps)
+    out += _check_section_notes(data.get("section_notes"), doc, sections, note_ids)
+    for i, note in _items(data.get("notes")):
+        if isinstance(note, dict):
+            out += _source_refs(note.get("sources"), ("notes", i, "sources"), doc, source_ids)
+    return out
 
-    def refs(ids: Any, loc: Loc) -> None:
-        for i, sid in _items(ids):
-            if isinstance(sid, str) and sources is not None and sid not in source_ids:
-                out.append(
-                    doc.finding(
-                        (*loc, i),
-                        f"unknown source {shown(sid)}; declare it under 'sources'" + did_you_mean(sid, source_ids),
-                        code=codes.UNKNOWN_REFERENCE,
-                    )
-                )
 
-    for key, expectations in _items(data.get("expectations")):
+def _source_refs(ids: Any, loc: Loc, doc: Document, source_ids: set[str] | None) -> list[Finding]:
+    """A finding for each id in `ids` that is not a source of the profile."""
+    if source_ids is None:
+        return []
+    return [
+        doc.finding(
+            (*loc, i),
+            f"unknown source {shown(sid)}; declare it under 'sources'" + did_you_mean(sid, source_ids),
+            code=codes.UNKNOWN_REFERENCE,
+        )
+        for i, sid in _items(ids)
+        if isinstance(sid, str) and sid not in source_ids
+    ]
+
+
+def _check_expectations(
+    expectations: Any, doc: Document, keys: set[str], source_ids: set[str] | None, run_steps: int | None
+) -> list[Finding]:
+    """Each ranged key is documented, each range names the profile's sources and stays inside its run."""
+    out: list[Finding] = []
+    for key, items in _items(expectations):
         if keys and isinstance(key, str) and key not in keys:
             out.append(
                 doc.finding(
                     ("expectations", key),
-                    f"unknown metric {shown(key)}; add it to {CATALOG} first" + did_you_mean(key, keys),
+                    f"unknown metric {shown(key)}; add it to {CATALOG} first (a key of your fork: to {TEAMS}/TEAM.yaml)"
+                    + did_you_mean(key, keys),
                     code=codes.UNKNOWN_REFERENCE,
                     key=True,
                 )
             )
-        if not isinstance(expectations, list):
+        if not isinstance(items, list):
             continue
-        for i, e in enumerate(expectations):  # runs once per range: plain look-ups, no tuple unless a finding
+        for i, e in enumerate(items):  # runs once per range: plain look-ups, no tuple unless a finding
             if type(e) is not dict:
                 continue
             if srcs := e.get("sources"):
-                refs(srcs, ("expectations", key, i, "sources"))
+                out += _source_refs(srcs, ("expectations", key, i, "sources"), doc, source_ids)
             steps = e.get("steps")
             if run_steps and type(steps) is int and steps > run_steps:
                 out.append(
@@ -338,7 +318,13 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                         code=codes.PAST_THE_RUN,
                     )
                 )
-    for sid, note in _items(data.get("section_notes")):
+    return out
+
+
+def _check_section_notes(notes: Any, doc: Document, sections: set[str], note_ids: set[str]) -> list[Finding]:
+    """Each section note is of a section of the catalog, and the note it points to is the profile's."""
+    out: list[Finding] = []
+    for sid, note in _items(notes):
         if sections and isinstance(sid, str) and sid not in sections:
             out.append(
                 doc.finding(
@@ -357,9 +343,6 @@ def _check_profile(data: Any, doc: Document, keys: set[str], sections: set[str])
                     code=codes.UNKNOWN_REFERENCE,
                 )
             )
-    for i, note in _items(data.get("notes")):
-        if isinstance(note, dict):
-            refs(note.get("sources"), ("notes", i, "sources"))
     return out
 
 
@@ -402,11 +385,13 @@ def load_manual(root: Path, *, fast: bool = True) -> Manual:
     """Load and validate everything under root/ranges; raise SourceError with all findings.
 
     With fast=True the one reader skips recording where each value stood (the same
-    acceptance and meaning); on any finding the source is read again with positions.
+    acceptance and meaning); on any finding (a warning too) the source is read again with positions.
     """
     with gc_paused():
         try:
-            return _load(root, fast=fast)
+            manual = _load(root, fast=fast)
+            if not (fast and manual.warnings):
+                return manual
         except SourceError:
             if not fast:
                 raise
@@ -434,7 +419,7 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
                     f"ranges/{p.name}",
                     1,
                     1,
-                    f"not part of the source: ranges/ holds catalog.yaml, coverage.yaml and {PROFILES}/; "
+                    f"not part of the source: ranges/ holds catalog.yaml, coverage.yaml, {PROFILES}/ and {TEAMS}/; "
                     "move this file elsewhere",
                     code=codes.NOT_A_SOURCE_FILE,
                 )
@@ -454,28 +439,67 @@ def profile_files(root: Path) -> tuple[list[Path], list[Finding]]:
     return profiles, found
 
 
+@dataclass
+class _Catalogs:
+    """What the catalog files gave: Miles' catalog, the teams', their parts, and the names profiles may use."""
+
+    catalog: Catalog | None = None
+    teams: list[Team] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
+    sections: set[str] = field(default_factory=set)
+
+
+def _read_catalogs(
+    read: Iterator[tuple[Document, list[Finding]]], team_paths: list[Path]
+) -> tuple[_Catalogs, list[Finding]]:
+    """Miles' catalog and each team's, validated and held together."""
+    from metrics_manual.model.schema import Catalog, TeamCatalog
+
+    out, findings = _Catalogs(), []
+    cat_doc, found = next(read)
+    findings += found
+    if not found:
+        out.catalog, found = validate(Catalog, cat_doc)
+        findings += found
+    docs = [cat_doc]
+    for path in team_paths:
+        doc, found = next(read)
+        findings += found
+        docs.append(doc)
+        team, found = validate(TeamCatalog, doc) if not found else (None, [])
+        findings += found
+        if team is not None:
+            out.teams.append(Team(path.stem, doc.path, team))
+            out.parts.append(Part(doc, team.sections, team.step_keys, team.code.commit))
+    for doc in docs:
+        keys, sections = _catalog_names(doc.data)
+        out.keys |= keys
+        out.sections |= sections
+    if out.catalog is not None:
+        out.parts.insert(0, Part(cat_doc, out.catalog.sections, out.catalog.step_keys, out.catalog.code.commit))
+        findings += check_catalogs(out.parts)
+    return out, findings
+
+
 def _load(root: Path, *, fast: bool) -> Manual:
     _hint_budget[0] = HINT_COMPARISONS  # each load: `serve` loads again at each save
     findings: list[Finding] = []
     files, file_findings = profile_files(root)
-    jobs = [(root / CATALOG, CATALOG), *((file, f"{PROFILES}/{file.name}") for file in files)]
+    team_paths, team_findings = team_files(root)
+    jobs = [
+        (root / CATALOG, CATALOG),
+        *((file, f"{TEAMS}/{file.name}") for file in team_paths),
+        *((file, f"{PROFILES}/{file.name}") for file in files),
+    ]
     if (root / COVERAGE).exists():
         jobs.append((root / COVERAGE, COVERAGE))
     # Read in order: each is validated as it comes.
     read = read_documents(jobs, fast=fast)
-    from metrics_manual.model.schema import Catalog, Coverage, Profile
+    from metrics_manual.model.schema import Coverage, Profile
 
-    cat_doc, found = next(read)
-    findings += found
-    catalog = None
-    if not found:
-        catalog, found = validate(Catalog, cat_doc)
-        findings += found
-        if catalog:
-            findings += _check_catalog(catalog, cat_doc)
-    keys, sections = _catalog_names(cat_doc.data)
-
-    findings += file_findings
+    cats, findings = _read_catalogs(read, team_paths)
+    findings += file_findings + team_findings
     profiles: list[tuple[Profile, Document]] = []
     for _ in files:
         doc, found = next(read)
@@ -483,13 +507,35 @@ def _load(root: Path, *, fast: bool) -> Manual:
         if found:
             continue
         profile, found = validate(Profile, doc)
-        findings += found + _check_profile(doc.data, doc, keys, sections)
+        findings += found + _check_profile(doc.data, doc, cats.keys, cats.sections)
         if profile:
             profiles.append((profile, doc))
+    catalog = merged(cats.catalog, cats.teams) if cats.catalog is not None else None
+    findings += _check_profile_ids(profiles, cats.parts)
+    findings += _check_not_logged(cats.parts, profiles) + _check_read_at(cats.parts)
+    coverage = None
+    if (root / COVERAGE).exists():
+        cov_doc, found = next(read)
+        findings += found
+        if not found:
+            coverage, found = validate(Coverage, cov_doc)
+            findings += found
+            if coverage and cats.catalog:
+                findings += _check_coverage(coverage, cats.catalog, cov_doc)
+    warnings = placeholders(cats.parts)
+    if findings or catalog is None:
+        raise SourceError(findings + warnings)
+    ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
+    teams = tuple(cats.teams)
+    return Manual(catalog, tuple(ordered), coverage, teams, cats.catalog if teams else None, tuple(warnings))
 
+
+def _check_profile_ids(profiles: list[tuple[Profile, Document]], parts: list[Part]) -> list[Finding]:
+    """Profile ids are unique, and so are the anchors their notes give on the reference page."""
+    findings: list[Finding] = []
     seen_profiles: dict[str, str] = {}
     anchors = dict.fromkeys(RESERVED_ANCHORS, "")
-    anchors.update({s.anchor: f"section {s.id!r} of {CATALOG}" for s in (catalog.sections if catalog else [])})
+    anchors.update({s.anchor: f"section {s.id!r} of {p.doc.path}" for p in parts for s in p.sections})
     for profile, doc in profiles:
         if profile.id in seen_profiles:
             findings.append(
@@ -513,78 +559,48 @@ def _load(root: Path, *, fast: bool) -> Manual:
                     )
                 )
             anchors[note.anchor] = f"note {note.id!r} of {doc.path}"
-    if catalog:
-        findings += _check_audit(catalog, cat_doc, profiles)
-    coverage = None
-    if len(jobs) > len(files) + 1:
-        cov_doc, found = next(read)
-        findings += found
-        if not found:
-            coverage, found = validate(Coverage, cov_doc)
-            findings += found
-            if coverage and catalog:
-                findings += _check_coverage(coverage, catalog, cov_doc)
-    if findings or catalog is None:
-        raise SourceError(findings)
-    ordered = sorted((p for p, _ in profiles), key=lambda p: (p.order is None, p.order or 0, p.id))
-    return Manual(catalog, tuple(ordered), coverage)
+    return findings
 
 
-def _squeezed(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _check_audit(catalog: Catalog, doc: Document, profiles: list[tuple[Profile, Document]]) -> list[Finding]:
-    """The audit's fields held against the rest of the source: a `lab` quote is the lab's own words (the
-    metric's meaning, or a profile's range of it in words), a key no process logs has no range, and an
-    origin's `read_at` is another commit than the catalog's (the one where a flag is cleared by removing it)."""
-    from metrics_manual.model.phrase import describe
-
+def _check_not_logged(parts: list[Part], profiles: list[tuple[Profile, Document]]) -> list[Finding]:
+    """A key no process logs has no range: a range for it could never hold."""
     out: list[Finding] = []
-    for si, section in enumerate(catalog.sections):
-        for mi, metric in enumerate(section.metrics):
-            keys = (metric.key, *metric.members)
-            at = ("sections", si, "metrics", mi)
-            if metric.lab_vs_code:
-                said = [metric.meaning] + [
-                    describe(e, metric.unit) for p, _ in profiles for k in keys for e in p.expectations.get(k, ())
-                ]
-                texts = [_squeezed(t) for t in said]
-                for i, row in enumerate(metric.lab_vs_code):
-                    if not any(_squeezed(row.lab) in t for t in texts):
+    for part in parts:
+        for at, metric in part.metrics():
+            if metric.not_logged is None:
+                continue
+            line, col = part.doc.where((*at, "not_logged"))
+            for profile, pdoc in profiles:
+                for k in (metric.key, *metric.members):
+                    if k in profile.expectations:
                         out.append(
-                            doc.finding(
-                                (*at, "lab_vs_code", i, "lab"),
-                                f"{metric.key}: the lab's words {shown(row.lab)} are not in its meaning nor in a "
-                                "profile's range of it; quote them verbatim",
-                                code=codes.LAB_WORDS_NOT_FOUND,
+                            pdoc.finding(
+                                ("expectations", k),
+                                f"{k} is not logged at the catalog's commit ({part.doc.path}:{line}:{col}); "
+                                "a range for it can never hold: remove it",
+                                code=codes.NOT_LOGGED_WITH_RANGE,
+                                key=True,
                             )
                         )
+    return out
+
+
+def _check_read_at(parts: list[Part]) -> list[Finding]:
+    """An origin's `read_at` is another commit than its catalog's (the one where a flag is cleared by removing it)."""
+    out: list[Finding] = []
+    for part in parts:
+        code = part.commit
+        for at, metric in part.metrics():
             read_at = metric.origin.read_at if metric.origin else None
-            code = catalog.code.commit
             if read_at is not None and (read_at.startswith(code) or code.startswith(read_at)):
                 out.append(
-                    doc.finding(
+                    part.doc.finding(
                         (*at, "origin", "read_at"),
                         f"{metric.key}: read_at names the catalog's commit {code[:12]}; an origin without read_at is "
                         "read there: remove it",
                         code=codes.READ_AT_CATALOG_COMMIT,
                     )
                 )
-            if metric.not_logged is not None:
-                line, col = doc.where((*at, "not_logged"))
-                for profile, pdoc in profiles:
-                    for k in keys:
-                        if k in profile.expectations:
-                            out.append(
-                                pdoc.finding(
-                                    ("expectations", k),
-                                    f"{k} is not logged at the catalog's commit ({CATALOG}:{line}:{col}); "
-                                    "a range for it can never hold: remove it",
-                                    code=codes.NOT_LOGGED_WITH_RANGE,
-                                    key=True,
-                                )
-                            )
     return out
 
 

@@ -176,6 +176,7 @@ class _Reader:
         self.findings: list[Finding] = []
         self.anchors: set[str] = set()
         self.root_mark: Any = None
+        self.documents = 0  # the documents the stream started: one is a source, more a finding
 
     def error(self, mark: Any, code: Code, message: str) -> None:
         self.findings.append(Finding(self.doc.path, mark.line + 1, mark.column + 1, message, code=code))
@@ -332,19 +333,17 @@ class _Reader:
         positions = self.positions
         values, keys = self.doc.values, self.doc.keys
         plain, tags = _PLAIN, _TAGS
-        # The open collection lives in locals (the hot loop reads them for every event): `cont`
-        # is the list or dict, `loc` its path from the top (kept only when positions are
-        # recorded; None for the list that receives the top value), `pend` what a mapping waits
-        # for: _KEY a key, a key its value, _SKIPKEY the end of a refused key, _SKIP the value
-        # of a refused entry; None for a list. `stack` keeps the enclosing ones. Plain scalars
-        # (most events) are handled here; the rarer events go to methods.
+        # The open collection lives in locals (the hot loop reads them for every event): `cont` is the
+        # list or dict, `loc` its path from the top (kept only when positions are recorded; None for the
+        # list that receives the top value), `pend` what a mapping waits for: _KEY a key, a key its value,
+        # _SKIPKEY the end of a refused key, _SKIP the value of a refused entry; None for a list. `stack`
+        # keeps the enclosing ones. Plain scalars (most events) are read here, the rarer events by methods.
         top: list[Any] = []
         cont: Any = top  # list[Any] | dict[str, Any]
         loc: Loc | None = None
         pend: Any = None  # a key (str), None in a list, or one of the sentinels
         stack: list[_Open] = []
         last: ScalarEvent | None = None  # a key after it may be the rest of a decimal comma
-        documents = 0
         while True:
             ev = get()
             kind = type(ev)
@@ -385,22 +384,10 @@ class _Reader:
                     pend = _SKIP
                     continue
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                if positions or pend is _KEY or cont is top or ev.anchor is not None or ev.tag is not None:
-                    enclosing, opened = self.open(ev, kind, (cont, loc, pend), cont is top)
-                else:  # the common case inline: a plain collection as a value, no position to record
-                    enclosing, opened = (
-                        (cont, loc, pend),
-                        (({}, None, _KEY) if kind is MappingStartEvent else ([], None, None)),
-                    )
                 if len(stack) >= MAX_DEPTH:  # stop here: reading on would only nest deeper
-                    self.error(
-                        ev.start_mark,
-                        codes.TOO_DEEP,
-                        f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few",
-                    )
-                    return None
+                    return self.too_deep(ev)
+                enclosing, (cont, loc, pend) = self.start(ev, kind, (cont, loc, pend), cont is top)
                 stack.append(enclosing)
-                cont, loc, pend = opened
                 continue
             elif kind is AliasEvent:
                 self.alias(ev)
@@ -408,20 +395,11 @@ class _Reader:
                     pend = _SKIP
                     continue
                 value = None
-            elif kind is DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    self.error(
-                        ev.start_mark,
-                        codes.INVALID_YAML,
-                        "invalid YAML: expected a single document in the stream but found another document",
-                    )
-                    return top[0] if top else None
-                continue
-            elif kind is StreamEndEvent:
-                return (top[0] if top else None) if documents else _EMPTY
             else:
-                continue
+                done = self.boundary(ev, kind, top)
+                if done is _MISS:
+                    continue
+                return done
             if pend is None:
                 cont.append(value)
             else:
@@ -429,9 +407,37 @@ class _Reader:
                     cont[pend] = value
                 pend = _KEY
 
+    def too_deep(self, ev: Any) -> None:
+        self.error(
+            ev.start_mark, codes.TOO_DEEP, f"the data nests deeper than {MAX_DEPTH} levels; a source needs only a few"
+        )
+
+    def boundary(self, ev: Any, kind: type, top: list[Any]) -> Any:
+        """A document's start or the stream's end: the data to return, or _MISS to read on."""
+        if kind is DocumentStartEvent:
+            self.documents += 1
+            if self.documents > 1:
+                self.error(
+                    ev.start_mark,
+                    codes.INVALID_YAML,
+                    "invalid YAML: expected a single document in the stream but found another document",
+                )
+                return top[0] if top else None
+        elif kind is StreamEndEvent:
+            return (top[0] if top else None) if self.documents else _EMPTY
+        return _MISS
+
+    def start(self, ev: Any, kind: type, parent: _Open, at_top: bool) -> tuple[_Open, _Open]:
+        """A mapping or list starts: what to keep of the enclosing collection, and the new one."""
+        cont, loc, pend = parent
+        if self.positions or pend is _KEY or at_top or ev.anchor is not None or ev.tag is not None:
+            return self.open(ev, kind, parent, at_top)
+        # The common case: a plain collection as a value, no position to record.
+        return parent, (({}, None, _KEY) if kind is MappingStartEvent else ([], None, None))
+
     def open(self, ev: Any, kind: type, parent: _Open, at_top: bool) -> tuple[_Open, _Open]:
-        """A mapping or list starts: what to keep of the enclosing collection, and the new one
-        (the loop in `read` does the common case itself: see there)."""
+        """A mapping or list starts, at the top, as a key, with a position to record, an anchor or a tag
+        (`start` does the common case itself)."""
         here: Loc | None = None
         cont, loc, pend = parent
         if pend is _KEY:  # a collection as a key: read it only to skip it

@@ -224,8 +224,9 @@ class YamlEdit:
 
     A subclass says how a scalar it sets is written (`scalar`: derive writes floats so YAML 1.1 reads them)."""
 
-    def __init__(self, text: str, display: str, indent: Indent | None = None) -> None:
-        """`indent`: the layout of what the edit adds, for a file too short to show its own (a new one)."""
+    def __init__(self, text: str, display: str, indent: Indent | None = None, prefer: Indent | None = None) -> None:
+        """`indent`: the layout of what the edit adds, for a file too short to show its own (a new one);
+        `prefer`: the layout tried first when the file's lines show none (a file of no block list yet)."""
         self.display = display
         # ruamel reads \r\n and a lone \r as \n: edited lines get the file's line ends back.
         self.eol = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
@@ -263,7 +264,8 @@ class YamlEdit:
         # lines, is tried first, and taken when the few lines it misses are not the layout's (each dump of a large
         # file costs a tenth of a second).
         enough = len(lines) // 100
-        for tried in [indent] if indent is not None else sorted(INDENTS, key=lambda i: i != _layout(lines)):
+        shown = _layout(lines) or prefer
+        for tried in [indent] if indent is not None else sorted(INDENTS, key=lambda i: i != shown):
             y = self.writer(tried)
             dumped = dump(y, data)
             matcher = difflib.SequenceMatcher(None, dumped.splitlines(), lines, autojunk=False)
