@@ -471,7 +471,9 @@ _BEYOND = """() => {
     const what = el.tagName.toLowerCase() + '.' + el.className + ' ' + JSON.stringify((el.textContent || '').slice(0, 40));
     if (r.right > width + 0.5 || r.left < -0.5) out.push(what + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right));
     const s = getComputedStyle(el);
-    if (['auto', 'scroll', 'hidden'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1)
+    // The table of every range scrolls in its own box by design (its header and key column stay in
+    // view): it is as wide as the profiles are many.
+    if (['auto', 'scroll', 'hidden'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1 && !el.classList.contains('mm-overview'))
       out.push(what + ' hides ' + (el.scrollWidth - el.clientWidth) + ' px in a scroll box');
   }
   return out;

@@ -78,6 +78,10 @@ def _first_block(page: Any, anchor: str) -> str | None:
     )
 
 
+_SIDEWAYS = "() => Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth)"
+_FIRST_COLUMN = "() => [...document.querySelectorAll('table.mm-table thead th[data-for]')].map(th => th.dataset.for)"
+
+
 def test_a_link_to_an_entry_shows_its_meaning_and_the_reader_s_ranges(tab, tree) -> None:
     """At both widths, for the first profile's reader and the last one's: the link's load lands on its
     entry, then each other entry of the page as a link on it leads there."""
@@ -99,6 +103,10 @@ def test_a_link_to_an_entry_shows_its_meaning_and_the_reader_s_ranges(tab, tree)
                 for metric in metrics:
                     seen = tab.evaluate(f"id => {{ location.hash = id; return ({LANDED})(id); }}", metric.anchor)
                     landed_well(seen, viewport, metric.key, first=reader)
+                # However many profiles, the page never scrolls sideways (the table scrolls in its box),
+                # and the table names the reader's profile first.
+                assert tab.evaluate(_SIDEWAYS) == 0, viewport
+                assert tab.evaluate(_FIRST_COLUMN)[:1] == [reader], viewport
 
 
 def test_the_reader_picks_once_and_a_shared_link_keeps_its_profile(tab, context, tree) -> None:
