@@ -13,7 +13,8 @@
    the read floor, EventAccumulator, a csv loop) with the ratio.
    A console log (--part console): Miles' metric lines among SGLang's and other lines (~5% of the
    bytes), beside plain-Python loops that find the metric lines and parse their dicts.
-6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs.
+6. `metrics-manual derive`: the size of a compact capture of a 48-step run, and derive's time on three runs;
+   the same runs as corridors (--kind corridor): derive's time, the reference capture, validate and exports.
 7. `mkdocs serve` (--part serve): from saving a band to the served page showing it, and the builds a save starts.
 8. `metrics-manual judge --follow` (--part follow) beside a dashboard log that grows: the time from the
    write that makes a finding certain to the finding's line, at run lengths of 1,000 to 100,000 steps;
@@ -238,7 +239,18 @@ def derive_figures(tmp: Path) -> None:
     (root / "ranges" / "profiles").mkdir(parents=True)
     shutil.copy(REPO / "ranges" / "catalog.yaml", root / "ranges" / "catalog.yaml")
     catalog = load_manual(REPO).catalog
-    keys = [k for s in catalog.sections for m in s.metrics for k in (m.members or [m.key])]
+    # Keys a run logs: no {name} pattern, no key the catalog says no process logs. The real profiles come
+    # along, for the catalog's quotes of their words (lab_vs_code).
+    for profile in (REPO / "ranges" / "profiles").iterdir():
+        shutil.copy(profile, root / "ranges" / "profiles" / profile.name)
+    keys = [
+        k
+        for s in catalog.sections
+        for m in s.metrics
+        if m.not_logged is None
+        for k in (m.members or [m.key])
+        if "{" not in k
+    ]
     lines = "".join(f"  {k}:\n    - {{kind: band, min: 0, max: 1}}\n" for k in keys)
     (root / "ranges" / "profiles" / "bench.yaml").write_text(
         "id: bench\ntitle: Bench\nsummary: Made up.\nadvice: None.\nsetup: {framework: Miles, model: M, dataset: D, "
@@ -265,13 +277,31 @@ def derive_figures(tmp: Path) -> None:
                 "bench",
                 *args,
                 "--capture-to",
-                str(root / "ranges" / "captures"),
+                str(root / "captures"),
             ],
             root,
         )
         print(
             f"[derive] {steps:,}-step run, {len(keys)} keys: compact capture {size / 1024:.1f} KiB; "
             f"derive from 3 runs (dry run, captures in memory) {wall:.2f} s wall, peak RSS {rss} MiB"
+        )
+        # The same runs as corridors (--kind corridor): the reference capture, and what reading it costs.
+        project = root / f"corridor-{steps}"
+        shutil.copytree(root / "ranges", project / "ranges", ignore=shutil.ignore_patterns("captures"))
+        mm = [sys.executable, "-m", "metrics_manual"]
+        wall, rss = timed([*mm, "derive", "--profile", "bench", "--kind", "corridor", *args, "--write"], project)
+        reference = project / "captures" / "bench" / "reference.jsonl"
+        load, _ = timed([*mm, "validate"], project)
+        exports = {
+            fmt: timed(
+                [*mm, "export", "--profile", "bench", "--format", fmt, "-o", str(project / f"x.{fmt}")], project
+            )[0]
+            for fmt in ("json", "yaml", "csv")
+        }
+        print(
+            f"[derive] {steps:,}-step runs as corridors of {len(keys)} keys: derive --kind corridor --write {wall:.2f} s "
+            f"wall, peak RSS {rss} MiB; reference capture {reference.stat().st_size / 2**20:.1f} MiB; validate "
+            f"{load:.2f} s; export " + ", ".join(f"{fmt} {t:.2f} s" for fmt, t in exports.items())
         )
 
 

@@ -22,7 +22,10 @@ every band over the steps measured, and medians with no tolerance (judge's --rto
 table holds the medians alone, with their tolerance as derive writes it, as a band's margin of
 the runs' medians would make it, and without one of its parts (TOLERANCES): how often the next
 clean run's medians pass, how often a step time 30% (slow) or 15% slower fails, and the typical
-tolerance of the noisiest time. Tests import the generator from here.
+tolerance of the noisiest time. A third table holds corridors (`derive --kind corridor`,
+derive/corridor.py) by their SPREAD: how often each seed passes the corridors derived from the
+others (leave-one-out), how often a fourth clean seed passes them, and how often a run whose
+training lags 20 steps, or whose reward collapses, fails one. Tests import the generator from here.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ import random
 import statistics
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from metrics_manual.derive import corridor  # noqa: E402
 from metrics_manual.derive.stats import (  # noqa: E402
     DEFAULT_METHOD,
     MedianRange,
@@ -302,6 +307,67 @@ def measure_medians(trials: int, steps: int, seeds: int, longer: float = 1.5) ->
     return list(rows.values())
 
 
+CORRIDORED = (*BANDED, "perf/step_time")
+SPREADS = (1.5, 2.0, 3.0, corridor.SPREAD)
+
+
+def corridors_from(runs: list[Series], spread: float) -> dict[str, corridor.Fit]:
+    """A corridor per metric of CORRIDORED, as derive fits it (its tolerances unrounded)."""
+    out = {}
+    for key in CORRIDORED:
+        fitted = corridor.fit({str(i): run[key] for i, run in enumerate(runs)}, spread)
+        assert not isinstance(fitted, str), fitted
+        out[key] = fitted
+    return out
+
+
+def outside(run: Series, corridors: dict[str, corridor.Fit]) -> set[str]:
+    """The metrics whose value lies outside their corridor at a step of its reference (as judge holds it)."""
+    out = set()
+    for key, f in corridors.items():
+        for s, ref in f.points:
+            up = max((f.up.rel or 0) * abs(ref), f.up.floor or 0)
+            down = max((f.down.rel or 0) * abs(ref), f.down.floor or 0)
+            if s in run[key] and not ref - down <= run[key][s] <= ref + up:
+                out.add(key)
+                break
+    return out
+
+
+def _lagging(run: Series, lag: int) -> Series:
+    """The same training `lag` steps late: each metric at step s is what it was at step s - lag."""
+    return {k: {s: v[max(s - lag, 0)] for s in v} for k, v in run.items()}
+
+
+@dataclass
+class CorridorRow:
+    spread: float
+    left_out: int = 0  # seed sets where each seed passes the corridors of the others
+    fourth: int = 0  # a fourth clean seed passes every corridor
+    lag: int = 0  # a run 20 steps late fails the reward's corridor
+    collapse: int = 0  # a reward collapse fails the reward's corridor
+
+
+def measure_corridors(trials: int, steps: int, seeds: int) -> list[CorridorRow]:
+    rows = [CorridorRow(k) for k in SPREADS]
+    for t in range(trials):
+        base = 1000 * t
+        runs = [clean_run(base + i, steps) for i in range(seeds)]
+        fourth = clean_run(base + seeds, steps)
+        late = _lagging(clean_run(base + seeds + 1, steps), 20)
+        collapsed = clean_run(base + seeds + 2, steps)
+        _reward_collapse(collapsed, steps)
+        for row in rows:
+            row.left_out += all(
+                not outside(run, corridors_from(runs[:i] + runs[i + 1 :], row.spread)) for i, run in enumerate(runs)
+            )
+            every = corridors_from(runs, row.spread)
+            row.fourth += not outside(fourth, every)
+            row.lag += "rollout/raw_reward" in outside(late, every)
+            row.collapse += "rollout/raw_reward" in outside(collapsed, every)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=40)
@@ -332,6 +398,12 @@ def main() -> None:
             f"| {m.name} | {m.passes / n:.0%} | {m.slow / n:.0%} | {m.slower / n:.0%} "
             f"| {statistics.median(m.wait):.0%} |"
         )
+    print()
+    print(f"corridors of {len(CORRIDORED)} metrics, from {args.seeds} clean runs of {args.steps} steps:")
+    print("| spread | leave-one-out holds | a fourth seed passes | 20 steps late caught | reward collapse caught |")
+    print("|---|---|---|---|---|")
+    for c in measure_corridors(n, args.steps, args.seeds):
+        print(f"| {c.spread:g} | {c.left_out / n:.0%} | {c.fourth / n:.0%} | {c.lag / n:.0%} | {c.collapse / n:.0%} |")
 
 
 if __name__ == "__main__":

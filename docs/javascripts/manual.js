@@ -41,7 +41,40 @@
       return null;
     }
     if (e.kind === "exact" && e.at && typeof e.at === "object") return { at: e.at.step };
+    if (e.kind === "corridor") return { reference: e.reference.points };
     return null;
+  }
+
+  // A corridor at one step, as judge holds it (model/schema.py `Corridor.bounds`): [low, high, reference],
+  // or null when its reference has no such step.
+  function corridorAt(e, step) {
+    const points = e.reference.points;
+    let lo = 0, hi = points.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (points[mid][0] === step) {
+        const ref = points[mid][1];
+        const up = Math.max((e.rel_up ?? 0) * Math.abs(ref), e.abs_floor_up ?? 0);
+        const down = Math.max((e.rel_down ?? 0) * Math.abs(ref), e.abs_floor_down ?? 0);
+        return [ref - down, ref + up, ref];
+      }
+      if (points[mid][0] < step) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return null;
+  }
+
+  function corridor(e, value, step) {
+    const points = e.reference.points;
+    const steps = "steps " + num(points[0][0]) + " to " + num(points[points.length - 1][0]);
+    if (step === null) return ["step needed", "a corridor's bounds change at each step of its reference (" + steps + "): type the step"];
+    const at = corridorAt(e, step);
+    if (at === null) return ["not covered", "its reference has no step " + num(step) + " (it has " + num(points.length) + " " + steps + ")"];
+    const [lo, hi, ref] = at;
+    const there = "the corridor at step " + num(step) + " is " + measured(lo) + " to " + measured(hi) + " (reference " + measured(ref) + ")";
+    if (value < lo) return ["outside", "below " + there + " by " + measured(lo - value)];
+    if (value > hi) return ["outside", "above " + there + " by " + measured(value - hi)];
+    return ["inside", there];
   }
 
   function judge(e, value, step, rtol) {
@@ -68,6 +101,7 @@
       const allowed = " (a run's median may be off by " + percent(tol) + (e.tolerance == null ? ", judge's default" : "") + "; compare your run's median over " + num(e.steps) + " steps)";
       return [rel <= tol * (1 + 1e-12) ? "inside" : "outside", words + allowed];
     }
+    if (e.kind === "corridor") return corridor(e, value, step);
     if (e.kind === "exact") {
       if (value === e.value) return ["inside", "exactly " + num(e.value)];
       return ["outside", (value > e.value ? "above " : "below ") + num(e.value) + " by " + measured(Math.abs(value - e.value))];

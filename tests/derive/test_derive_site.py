@@ -57,7 +57,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> None:
     manual = load_manual(derived)
-    curves = ReferenceCurves(captured_runs_by_profile(derived, manual.profiles, manual.catalog))
+    curves = ReferenceCurves(manual, captured_runs_by_profile(derived, manual.profiles, manual.catalog))
     captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
     for metric in manual.metrics.values():
         assert curves(metric, manual.profile("elsewhere")) == [], metric.key  # its captures are not here
@@ -77,7 +77,7 @@ def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> N
 def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path) -> None:
     manual = load_manual(derived)
     assert all(
-        ReferenceCurves(captured_runs_by_profile(tmp_path, manual.profiles, manual.catalog))(m, p) == []
+        ReferenceCurves(manual, captured_runs_by_profile(tmp_path, manual.profiles, manual.catalog))(m, p) == []
         for m in manual.metrics.values()
         for p in manual.profiles
     )  # the captures are not there

@@ -147,8 +147,29 @@ def bands(draw: st.DrawFn) -> dict:
     return e
 
 
+tolerances = st.integers(0, 10) | st.floats(0, 1e3, allow_nan=False)
+
+
+@st.composite
+def corridors(draw: st.DrawFn) -> dict:
+    steps = draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=8, unique=True))
+    reference = {
+        "source": draw(st.sampled_from(["summary", "code"])),
+        "points": [[s, draw(numbers)] for s in sorted(steps)],
+    }
+    if draw(st.booleans()):
+        reference["rolling_median"] = draw(st.integers(1, 9))
+    e = {"kind": "corridor", "reference": reference, "condition": draw(conditions), "sources": draw(sources)}
+    for side in ("up", "down"):  # each side states one of its tolerances or both
+        which = draw(st.sampled_from(["rel", "abs_floor", "both"]))
+        e.update({f"rel_{side}": draw(tolerances)} if which != "abs_floor" else {})
+        e.update({f"abs_floor_{side}": draw(tolerances)} if which != "rel" else {})
+    return e
+
+
 expectations = st.one_of(
     bands(),
+    corridors(),
     st.fixed_dictionaries(
         {
             "kind": st.just("median"),

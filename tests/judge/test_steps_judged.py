@@ -464,7 +464,7 @@ def test_the_judging_page_states_the_step_rules_in_the_codes_words() -> None:
         .strip()
         .split("\n- ")
     ]
-    assert len(bullets) == 6
+    assert len(bullets) == 7
     for bullet in bullets:  # one list on the page: each bullet ends in ";" or "."
         assert words(bullet.lstrip("- ")).rstrip(".;") in page, bullet
 

@@ -11,12 +11,15 @@ import dispatch_list
 from metrics_manual.exports.csv_table import CSV_COLUMNS
 from metrics_manual.model.kinds import KINDS, covered_steps, keeps_warm_up
 from metrics_manual.model.schema import (
+    EXPECTATION,
     AtStep,
     Band,
+    Corridor,
     EveryStep,
     Exact,
     Expectation,
     FirstSteps,
+    ListedSteps,
     Median,
     Presence,
     Window,
@@ -25,7 +28,7 @@ from metrics_manual.model.schema import (
 STEPS = [0, 1, 2, 3, 4, 5, 6, 7]
 
 
-def _kinds() -> tuple[type[Band | Median | Exact | Presence], ...]:
+def _kinds() -> tuple[type[Band | Median | Exact | Presence | Corridor], ...]:
     return get_args(get_args(Expectation)[0])
 
 
@@ -51,6 +54,19 @@ def test_every_field_of_every_kind_has_a_csv_column() -> None:
         (Exact(kind="exact", value=0, at=AtStep(step=1)), [], 1),  # its one step is warm-up
         (Exact(kind="exact", value=0, at="every_run"), [2, 3, 4, 5, 6, 7], 8),
         (Presence(kind="presence"), [2, 3, 4, 5, 6, 7], 8),
+        # A reference's steps, whatever the run reached, its own first steps kept: the reference leaves out a warm-up.
+        (
+            EXPECTATION.validate_python(
+                {
+                    "kind": "corridor",
+                    "reference": {"source": "r", "points": [[1, 0], [3, 0], [9, 0]]},
+                    "rel_up": 0.1,
+                    "rel_down": 0.1,
+                }
+            ),
+            [1, 3, 9],
+            3,
+        ),
     ],
 )
 def test_covered_steps_less_two_warm_up_steps(e: Expectation, covered: list[int], expected: int) -> None:
@@ -61,12 +77,9 @@ def test_without_warm_up_a_span_covers_its_steps_of_the_run() -> None:
     assert covered_steps(FirstSteps(3), [10, 20, 30, 40]) == ([10, 20, 30], 3)
     assert covered_steps(Window(first=9), [10, 20]) == ([10, 20], 9)  # a short run: fewer than expected
     assert covered_steps(EveryStep(), []) == ([], 0)
-    assert [keeps_warm_up(s) for s in (Window(first=1), FirstSteps(1), AtStep(step=0), EveryStep())] == [
-        True,
-        False,
-        False,
-        False,
-    ]
+    assert [
+        keeps_warm_up(s) for s in (Window(first=1), FirstSteps(1), AtStep(step=0), EveryStep(), ListedSteps((0, 1)))
+    ] == [True, False, False, False, True]
 
 
 def test_contributing_lists_every_match_over_the_kinds() -> None:

@@ -56,16 +56,16 @@ class LastSteps:
     count: int
 
 
-Span = Window | FirstSteps | AtStep | EveryStep | LastSteps
+Span = Window | FirstSteps | AtStep | EveryStep | ListedSteps | LastSteps
 '''
 
 
 def _with_toys(schema: str) -> str:
-    span = "Span = Window | FirstSteps | AtStep | EveryStep\n"
-    union = "Expectation = Annotated[Band | Median | Exact | Presence, "
+    span = "Span = Window | FirstSteps | AtStep | EveryStep | ListedSteps\n"
+    union = "Expectation = Annotated[Band | Median | Exact | Presence | Corridor, "
     assert schema.count(span) == 1 and schema.count(union) == 1, "schema.py changed: update the toys"
     schema = schema.replace(span, TOY_SPAN.lstrip("\n"))
-    return schema.replace(union, TOY_KIND.lstrip("\n") + "\n\n" + union.replace("Presence,", "Presence | Toy,"))
+    return schema.replace(union, TOY_KIND.lstrip("\n") + "\n\n" + union.replace("Corridor,", "Corridor | Toy,"))
 
 
 def _enclosing_def(lines: list[str], line: int) -> str:

@@ -6,6 +6,7 @@ and a fixture with two profiles. Desktop is 1400 px wide, a phone 390 x 844.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import itertools
 import os
@@ -24,6 +25,7 @@ from conftest import REAL_TREE, TINY_CATALOG, TINY_PROFILE, copy_repo
 from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
+from metrics_manual.runs.capture import reference_text
 from metrics_manual.source.load import Manual, load_manual
 from site_helpers import mkdocs_build, site_over
 
@@ -82,11 +84,18 @@ BIG_PROFILE = (
     .replace("{kind: median, value: 400, steps: 10", "{kind: median, value: 800, steps: 10")
 )
 # A third profile with every kind of range the checker and the drawings meet: open band, band over N
-# steps, window band, median with its own tolerance, exact at one step, presence.
+# steps, window band, median with its own tolerance, exact at one step, presence, a corridor (its
+# reference, 0.001 at step 0 to 0.01 at step 9, pinned under captures/).
+EVERY_REFERENCE = reference_text({"train/train_rollout_kl": [(s, 0.001 * (s + 1)) for s in range(10)]})
 EVERY_PROFILE = (
     TINY_PROFILE.replace("id: tiny", "id: every")
     .replace("title: Tiny runs", "title: Every kind")
     .replace("tiny-notes", "every-notes")
+    .replace(
+        "sources:\n",
+        "sources:\n  reference: {kind: capture, path: captures/every/reference.jsonl, keys: [mean], "
+        f"sha256: {hashlib.sha256(EVERY_REFERENCE.encode()).hexdigest()}}}\n",
+    )
     .split("expectations:")[0]
     + """expectations:
   rollout/raw_reward:
@@ -100,13 +109,18 @@ EVERY_PROFILE = (
     - {kind: exact, value: 0, at: {step: 0}}
   train/weight/*:
     - {kind: presence}
+  train/train_rollout_kl:
+    - {kind: corridor, reference: {source: reference}, rel_up: 0.2, abs_floor_down: 0.001}
 """
 )
 
 
 def _fixture_tree(root: Path) -> Path:
     """The repository's site over the fixture's source (no coverage of the real catalog)."""
-    return site_over(root, TWO_CATALOG, {"tiny": TINY_PROFILE, "big": BIG_PROFILE, "every": EVERY_PROFILE})
+    site_over(root, TWO_CATALOG, {"tiny": TINY_PROFILE, "big": BIG_PROFILE, "every": EVERY_PROFILE})
+    (root / "captures/every").mkdir(parents=True)
+    (root / "captures/every/reference.jsonl").write_text(EVERY_REFERENCE, "utf-8")
+    return root
 
 
 # The real manual is read for validity (every entry, drawing, page and link as its data makes them); how
@@ -879,7 +893,7 @@ def _one_metric_checked(page, manual: Manual, key: str, metric) -> None:
         for p in manual.profiles:
             expected = len(p.expectations.get(key, [])) or 1
             assert len(got[p.id]) == expected
-            assert all(v in ("inside", "outside", "not covered", "no range") for v in got[p.id])
+            assert all(v in ("inside", "outside", "not covered", "no range", "step needed") for v in got[p.id])
         # The range reads as on the entry (the first profile's, then the others', folded).
         shown = page.locator(".mm-check-out li .mm-range").all_text_contents()
         assert shown == [describe(e, metric.unit) for p in manual.profiles for e in p.expectations.get(key, [])]
@@ -899,6 +913,10 @@ EVERY_CASES = [
     ("train/pg_clipfrac", "0.1", "0", ["outside"]),
     ("train/pg_clipfrac", "0", "3", ["not covered"]),
     ("train/weight/*", "123", "", ["no range"]),  # presence: no number to hold
+    ("train/train_rollout_kl", "0.005", "", ["step needed"]),  # a corridor's bounds are a step's
+    ("train/train_rollout_kl", "0.0055", "4", ["inside"]),  # reference 0.005: from 0.004 to 0.006
+    ("train/train_rollout_kl", "0.0039", "4", ["outside"]),
+    ("train/train_rollout_kl", "0.005", "10", ["not covered"]),  # past the reference's last step
 ]
 
 

@@ -11,6 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from corridor_fixture import KEY, corridor_project, reward_run
+from metrics_manual.exports.document import export_document
+from metrics_manual.judge.judging import judge
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import Expectation
@@ -18,6 +21,7 @@ from metrics_manual.site.axes import make_axis, nice_ticks
 from metrics_manual.site.range_drawing import range_drawing
 from metrics_manual.site.series_drawing import series_drawing
 from metrics_manual.site.svg import MAX_POINTS
+from metrics_manual.source.load import load_manual
 
 SVG = "{http://www.w3.org/2000/svg}"
 E = TypeAdapter(Expectation).validate_python
@@ -507,3 +511,91 @@ def test_series_text_stays_text_and_the_same_input_gives_the_same_bytes() -> Non
 def test_no_steps_no_drawing() -> None:
     assert series_drawing({}, EXPECTED, "s", title="t") == ""
     assert series_drawing({"a": {}}, EXPECTED, "s", title="t") == ""
+
+
+# --- a corridor -----------------------------------------------------------------------
+
+CORRIDOR = exp(
+    kind="corridor",
+    reference={"source": "ref", "points": [[s, 1 + 0.1 * s] for s in range(12)]},
+    rel_up=0.1,
+    abs_floor_up=0.05,
+    abs_floor_down=0.2,
+)
+
+
+def test_a_corridor_on_the_value_axis_sweeps_down_its_row_from_its_first_step() -> None:
+    rows = [
+        ("Alpha", exp(kind="band", min=0.5, max=3)),
+        ("Alpha", CORRIDOR),
+        ("Beta", exp(kind="median", value=2, steps=4)),
+    ]
+    root = parse(range_drawing(rows, None))
+    band, corridor, median = marks(root)
+    assert corridor.get("data-kind") == "corridor" and title(corridor) == f"Alpha: {describe(CORRIDOR, None)}"
+    lo, hi = CORRIDOR.envelope  # type: ignore[union-attr]
+    assert (float(corridor.get("data-min", "")), float(corridor.get("data-max", ""))) == (lo, hi)
+    for bound, x in ((lo, "data-x-min"), (hi, "data-x-max")):
+        assert float(corridor.get(x, "")) == pytest.approx(x_of(root, bound), abs=0.02)
+    # The outline: the lowest bound of each step down its left side, the highest up its right, on the axis.
+    outline = [tuple(map(float, p.split(","))) for p in corridor.find(f"{SVG}polygon").get("points", "").split()]  # type: ignore[union-attr]
+    steps = [s for s, _ in CORRIDOR.reference.points]  # type: ignore[union-attr]
+    left, right = outline[: len(steps)], outline[len(steps) :][::-1]
+    for s, (xl, yl), (xr, yr) in zip(steps, left, right):
+        low, high = CORRIDOR.bounds(1 + 0.1 * s)  # type: ignore[union-attr]
+        assert (xl, xr) == (pytest.approx(x_of(root, low), abs=0.02), pytest.approx(x_of(root, high), abs=0.02))
+        assert yl == yr
+    assert [y for _, y in left] == sorted(y for _, y in left) and left[0][1] < left[-1][1]  # first step at the top
+    # The row is taller than a bar's, and the next row starts below it.
+    [beta] = [t for t in root.iter(f"{SVG}text") if (t.text or "").startswith("Beta")]
+    assert (
+        float(beta.get("y", "")) > left[-1][1]
+        and median.get("data-kind") == "median"
+        and band.get("data-kind") == "band"
+    )
+    legend = [g.get("data-kind") for g in root.iter(f"{SVG}g") if "mm-legend" in g.get("class", "")]
+    assert legend == ["band", "median", "corridor"]
+    assert [t.text for t in root.iter(f"{SVG}text")][1] == "\u21b3 corridor, steps 0 to 11 downward"
+
+
+def test_a_corridor_over_runs_is_shaded_between_its_bounds_at_each_step_of_its_reference() -> None:
+    root = parse(series_drawing({"a": {s: 1 + 0.1 * s for s in range(16)}}, [CORRIDOR], None, title="t"))
+    x, y = axis_map(root, "x"), axis_map(root, "y")
+    [g] = groups(root, "mm-corridor")
+    steps = [int(s) for s in g.get("data-steps", "").split()]
+    low, high = ([float(v) for v in g.get(a, "").split()] for a in ("data-low", "data-high"))
+    assert steps == list(range(12))  # the reference's steps, not the run's 16
+    assert list(zip(low, high)) == [CORRIDOR.bounds(1 + 0.1 * s) for s in steps]  # type: ignore[union-attr]
+    outline = [tuple(map(float, p.split(","))) for p in g.find(f"{SVG}polygon").get("points", "").split()]  # type: ignore[union-attr]
+    expected = [(x(s), y(lo)) for s, lo in zip(steps, low)] + [
+        (x(s), y(hi)) for s, hi in reversed(list(zip(steps, high)))
+    ]
+    assert outline == [pytest.approx(p, abs=0.02) for p in expected]
+    assert series_drawing({}, [CORRIDOR], None, title="alone")  # a corridor with no run is drawn still
+
+
+def test_drawing_and_judging_agree_on_which_steps_are_outside(tmp_path) -> None:
+    manual = load_manual(corridor_project(tmp_path / "p"))
+    profile = manual.profile("p")
+    run = reward_run(7, lag=12)
+    [r] = [r for r in judge(export_document(manual, profile, None), run).results if r.metric == KEY]
+    failing = [p.step for p in r.failing_steps]
+    assert r.verdict == "fail" and failing and r.failing_count == len(failing)
+    values = run.series[KEY]
+    root = parse(
+        series_drawing({"late": values}, profile.expectations[KEY], None, title="t", failing={"late": failing})
+    )
+    x, y = axis_map(root, "x"), axis_map(root, "y")
+    [g] = groups(root, "mm-corridor")
+    steps = [int(s) for s in g.get("data-steps", "").split()]
+    low, high = ([float(v) for v in g.get(a, "").split()] for a in ("data-low", "data-high"))
+    drawn_outside = [s for s, lo, hi in zip(steps, low, high) if not lo <= values[s] <= hi]
+    assert drawn_outside == failing
+    marked = sorted(int(m.get("data-step", "")) for m in groups(root, "mm-failing"))
+    assert marked == failing
+    for m in groups(root, "mm-failing"):  # each failing dot sits outside the shaded corridor at its step
+        s = int(m.get("data-step", ""))
+        ys = sorted((y(low[steps.index(s)]), y(high[steps.index(s)])))
+        assert not ys[0] <= float(m.get("data-y", "")) <= ys[1] and float(m.get("data-x", "")) == pytest.approx(
+            x(s), abs=0.02
+        )

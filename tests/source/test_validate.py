@@ -118,14 +118,14 @@ PROFILE_CASES = [
         "kind: " + "m" * 10_000,
         f"{P}:28:14: error: unknown kind '"
         + "m" * 78
-        + "…; expected one of: 'band', 'median', 'exact', 'presence' [MM103]",
+        + "…; expected one of: 'band', 'median', 'exact', 'presence', 'corridor' [MM103]",
     ),
     ("missing field", "advice: Build your own.\n", "", f"{P}:1:1: error: missing field 'advice' [MM102]"),
     (
         "unknown kind",
         "kind: median",
         "kind: mean",
-        f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence' [MM103]",
+        f"{P}:28:14: error: unknown kind 'mean'; expected one of: 'band', 'median', 'exact', 'presence', 'corridor' [MM103]",
     ),
     (
         "boolean for integer",

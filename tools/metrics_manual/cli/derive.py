@@ -129,6 +129,14 @@ NEW_PROFILE = "A new profile (an id no profile has yet) also takes"
     "--skip-first", type=click.IntRange(min=0), default=0, show_default=True, help="Warm-up steps to leave out."
 )
 @click.option(
+    "--kind",
+    type=click.Choice(("band", "corridor")),
+    default="band",
+    show_default=True,
+    help="band: flat ranges (a band, or a median for a time), each of the profile's derived again; corridor: a "
+    "corridor around the runs' per-step mean for each metric every run logs, its reference written to a capture.",
+)
+@click.option(
     "--method",
     default=DEFAULT_METHOD,
     show_default=True,
@@ -187,6 +195,7 @@ def derive_command(
     runs: tuple[str, ...],
     metrics: tuple[str, ...],
     skip_first: int,
+    kind: str,
     method: str,
     digits: int,
     capture_to: str | None,
@@ -211,13 +220,21 @@ def derive_command(
     a range for every metric of the catalog they all log.
 
     Runs inside the project are captured (compact, to captures/PROFILE/ unless --capture-to
-    says where), so `check` re-judges the ranges on them. Every key the runs log that derive does
-    not range is named, with why; --add-keys TEAM documents the keys no catalog has in your team's
-    catalog (ranges/catalogs/TEAM.yaml) and ranges them. Takes the project's lock, as build does.
+    says where), so `check` re-judges the ranges on them. With --kind corridor, each metric every
+    run logs gets a corridor around the runs' per-step mean, whose curve is written to
+    captures/PROFILE/reference.jsonl (pinned by its SHA-256). Every key the runs log that derive
+    does not range is named, with why; --add-keys TEAM documents the keys no catalog has in your
+    team's catalog (ranges/catalogs/TEAM.yaml) and ranges them. Takes the project's lock, as build does.
     """
     try:
         project = find_root(root)
-        options = Options(keys=metrics, skip_first=skip_first, method=Method.parse(method), digits=digits)
+        options = Options(
+            keys=metrics,
+            skip_first=skip_first,
+            method=Method.parse(method),
+            digits=digits,
+            kind="corridor" if kind == "corridor" else "band",
+        )
         if code_commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", code_commit):
             raise UsageError(f"--code-commit {code_commit!r}: expected 7 to 40 lower-case hex digits")
         setup: dict[str, Any] = {

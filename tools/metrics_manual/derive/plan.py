@@ -7,6 +7,8 @@ Everything is validated in memory first: an edit never writes an invalid file.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -16,22 +18,24 @@ from pathlib import Path
 from typing import Any
 
 from metrics_manual.derive.add_keys import CatalogEdit, add_keys
-from metrics_manual.derive.captures import capture_folder, capture_sources
+from metrics_manual.derive.captures import CAPTURES, Folder, capture_folder, capture_sources, display_path
 from metrics_manual.derive.held import broken_line, failures
 from metrics_manual.derive.leave_one_out import leave_one_out
 from metrics_manual.derive.new_profile import NewProfile, new_file, profile_text, setup_steps
 from metrics_manual.derive.not_ranged import NotRanged, not_ranged
 from metrics_manual.derive.profile_edit import NEW_FILE_INDENT, ProfileFile
-from metrics_manual.derive.stats import Derivation, Options, derive
+from metrics_manual.derive.stats import REFERENCE, Derivation, Options, derive
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.exports.document import export_document
 from metrics_manual.model.kinds import keeps_warm_up
 from metrics_manual.model.phrase import words
-from metrics_manual.model.schema import Expectation, Profile
+from metrics_manual.model.schema import Corridor, Expectation, Profile
 from metrics_manual.runs import read as runs_reader
+from metrics_manual.runs.capture import reference_text
 from metrics_manual.runs.run import Run
 from metrics_manual.source.load import PROFILES, Manual, load_manual, profile_files
 from metrics_manual.source.reader import read_document, read_yaml
+from metrics_manual.source.reference import ProjectCaptures
 
 
 @dataclass
@@ -92,16 +96,16 @@ def skip_phrase(n: int) -> str:
     return "after the first step" if n == 1 else f"after the first {words(n)} steps"
 
 
-def validate_edit(root: Path, edits: Mapping[Path, str]) -> Manual:
-    """Load the source as it would be with the edited files (a profile, a team catalog): an edit never
-    writes an invalid file."""
+def validate_edit(root: Path, edits: Mapping[Path, str], pending: Mapping[Path, str] | None = None) -> Manual:
+    """Load the source as it would be with the edited files (a profile, a team catalog) and the captures
+    about to be written (`pending`, by path: a corridor's reference): an edit never writes an invalid file."""
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(root / "ranges", Path(tmp) / "ranges", ignore=shutil.ignore_patterns("captures", "schema"))
         for file, text in edits.items():
             there = Path(tmp) / file.relative_to(root)
             there.parent.mkdir(parents=True, exist_ok=True)  # a project's first profile: no folder yet
             there.write_text(text, "utf-8")
-        return load_manual(Path(tmp))
+        return load_manual(Path(tmp), captures=ProjectCaptures(root, pending or {}))
 
 
 @dataclass
@@ -180,10 +184,15 @@ def plan_derivation(
             )
     export = export_document(manual, profile, None)
     result = derive(manual, profile, loaded, options, export)
+    reference = _reference(root, profile, result, folder, list(captured.sources), code_commit, options.skip_first)
+    if reference is not None:
+        target, text, source = reference
+        captured.files[target] = text
+        captured.sources[REFERENCE] = source
 
     display = file.relative_to(root).as_posix()
     text = _edited_profile(base, display, new is not None, captured.sources, result, profile, options.skip_first)
-    edited = validate_edit(root, {**edits, file: text})
+    edited = validate_edit(root, {**edits, file: text}, captured.files)
     # Judged as check will judge these runs once the edit is written: the two agree by construction.
     after = export_document(edited, edited.profile(profile.id), None)
     broken = [broken_line(b) for b in failures(after, loaded, options.skip_first)]
@@ -206,13 +215,15 @@ def _edited_profile(
 ) -> str:
     """The profile file's text with the runs' capture sources and every derived expectation written in."""
     editor = ProfileFile(base, display, NEW_FILE_INDENT if created else None)
-    for sid, values in sources.items():
-        editor.set_source(sid, values)
-    run_ids = list(sources)
+    for sid, source_values in sources.items():
+        editor.set_source(sid, source_values)
+    run_ids = [sid for sid in sources if sid != REFERENCE]
     for o in result.outcomes:
         if o.values is None or o.problems:
             continue
-        values = dict(o.values, sources=run_ids)
+        values: dict[str, Any] = dict(o.values, sources=run_ids)
+        if isinstance(values.get("reference"), dict):  # a corridor: its curve goes to the reference capture
+            values["reference"] = {k: v for k, v in values["reference"].items() if k != "points"}
         before = _existing(profile, o.key, o.index)
         if before is None or not keeps_warm_up(before.span):  # a window covers the warm-up: its condition stays
             was = before.condition if before is not None else None
@@ -221,6 +232,54 @@ def _edited_profile(
                 values["condition"] = condition  # None removes it
         editor.set_expectation(o.key, o.index, values)
     return editor.text()
+
+
+def _reference(
+    root: Path,
+    profile: Profile,
+    result: Derivation,
+    folder: Folder,
+    runs: list[str],
+    code_commit: str | None,
+    skip_first: int,
+) -> tuple[Path, str, dict[str, object]] | None:
+    """The capture of the corridors' reference curves (its file, text and source), when derive wrote a
+    corridor: one line per metric, the lines of the profile's other corridors on it kept. Inside the
+    project always (a reference is read only there): the runs' capture folder when it is inside."""
+    curves: dict[str, Any] = {}
+    for o in result.outcomes:
+        if o.values is not None and not o.problems and isinstance(o.values.get("reference"), dict):
+            curves.setdefault(o.key, o.values["reference"]["points"])
+    if not curves:
+        return None
+    if REFERENCE in runs:
+        raise UsageError(f"run name {REFERENCE!r} is the source id of the corridors' reference; pick another name")
+    old = profile.sources.get(REFERENCE)
+    if old is not None and old.kind != "capture":
+        raise UsageError(
+            f"{REFERENCE!r} is a {old.kind} source of profile {profile.id}; derive writes the corridors' reference "
+            "under that id: rename the source"
+        )
+    kept = False  # a corridor not derived this time keeps its line
+    for key, expectations in profile.expectations.items():
+        for e in expectations:
+            if isinstance(e, Corridor) and e.reference.source == REFERENCE and key not in curves:
+                curves[key], kept = e.reference.points, True
+    inside = folder.path is not None and Path(os.path.abspath(folder.path)).is_relative_to(root)
+    target = (
+        folder.path if inside and folder.path is not None else root / CAPTURES / profile.id
+    ) / f"{REFERENCE}.jsonl"
+    text = reference_text(curves)
+    made_from = [*(old.keys if kept and old is not None and old.kind == "capture" else []), *runs]
+    source: dict[str, object] = {
+        "kind": "capture",
+        "path": display_path(target, root),
+        "keys": list(dict.fromkeys(made_from)),
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "code_commit": code_commit,
+        "skip_first": skip_first or None,
+    }
+    return target, text, source
 
 
 def _warnings(result: Derivation, on_disk: str, edited: str, display: str) -> list[Finding]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple, assert_never
 
+from metrics_manual.derive import corridor
 from metrics_manual.derive.trend import trend
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
@@ -33,6 +34,7 @@ from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.model.schema import (
     DOMAIN_BOUNDS,
     Band,
+    Corridor,
     Domain,
     EveryStep,
     Exact,
@@ -289,6 +291,7 @@ class Options:
     method: Method = field(default_factory=lambda: Method.parse(DEFAULT_METHOD))
     digits: int = 3
     run_steps: int | None = None  # the setup's steps: how far a proposal covers
+    kind: Literal["band", "corridor"] = "band"  # what a metric with no range gets; corridor: only corridors
 
 
 def _finite(runs: dict[str, list[float]]) -> list[str]:
@@ -542,6 +545,49 @@ def _listed(values: list[float], digits: int) -> str:
     return ", ".join(num(round_near(v, digits)) for v in values)
 
 
+REFERENCE = "reference"  # the source id of the captures derive writes a corridor's reference curve to
+
+
+def _corridor(key: str, i: int, e: Corridor | None, runs: dict[str, Run], o: Options) -> Derived:
+    """A corridor derived again from the runs, or proposed (`e` None): derive/corridor.py's rule, on
+    each run's values at every step it reached (after the warm-up)."""
+    out = Derived(key, i, "corridor", "", proposal=e is None)
+    if len(runs) < 2:
+        out.problems = [
+            "a corridor's tolerances come from how far runs lie apart: give two runs or more (three for the "
+            "leave-one-out check)"
+        ]
+        return out
+    every = _gather(runs, key, EveryStep(), o)
+    if every.problems:
+        out.problems = every.problems
+        return out
+    values = every.values()
+    if e is None and min(values) == max(values):
+        out.summary = (
+            f"not proposed: all {len(values)} values were {num(values[0])}, in every run, where a corridor would "
+            "have no width (an exact expectation holds such a metric)"
+        )
+        return out
+    fitted = corridor.fit({name: dict(points) for name, points in every.points.items()})
+    if isinstance(fitted, str):
+        out.problems = [fitted]
+        return out
+    fitted = fitted.rounded(lambda v: round_up(v, o.digits))
+    out.values = fitted.values(REFERENCE)
+    out.summary = fitted.words(list(runs))
+    for name, side in (("above", fitted.up), ("below", fitted.down)):
+        if not side.deviation:
+            out.warnings.append(
+                (
+                    codes.ZERO_WIDTH_BAND,
+                    f"{key} [{i}]: the corridor has no width {name} its reference (no run lay {name} it): a healthy "
+                    "run that differs at all will fail it; derive it again from more runs, or widen it by hand",
+                )
+            )
+    return out
+
+
 def _check(key: str, i: int, e: Exact | Presence, judged: dict[str, dict[tuple[str, int], Result]]) -> Derived:
     """An exact value or a presence, held against every run by the judge's rules; never rewritten."""
     out = Derived(key, i, e.kind, "")
@@ -581,6 +627,8 @@ def _outcome(
             return _median(key, i, e, runs, o)
         case Exact() | Presence():
             return _check(key, i, e, judged)
+        case Corridor():
+            return _corridor(key, i, e, runs, o)
         case _:
             assert_never(e)
 
@@ -593,24 +641,22 @@ def derive(
     manual: Manual, profile: Profile, runs: dict[str, Run], options: Options, export: ProfileExport | None = None
 ) -> Derivation:
     """What the runs say about each metric of the profile (or of `options.keys`); `export` is the
-    profile as the judge reads it (built here when not given)."""
+    profile as the judge reads it (built here when not given). With `options.kind` corridor, only
+    corridors: each of the profile's derived again, and one proposed for each metric without one."""
     catalog = manual.catalog
     metrics = {m.key: m for s in catalog.sections for m in s.metrics}
+    members = {k for m in metrics.values() for k in m.members}
+    # Proposals only for what every run logs: a metric one seed lacks is no evidence of a range.
+    logged = set.intersection(*(set(k for k, v in run.series.items() if v) for run in runs.values())) if runs else set()
+    proposed = [k for k, m in metrics.items() if _rangeable(m) and k in logged]
+    options = replace(options, run_steps=profile.setup.steps)
+    if options.kind == "corridor":
+        ranged = [k for k, es in profile.expectations.items() if any(isinstance(e, Corridor) for e in es)]
+        return _corridors(profile, runs, options, list(options.keys) or list(dict.fromkeys(ranged + proposed)), metrics)
     export = export or export_document(manual, profile, None)
     judged = {name: {(r.metric, r.expectation): r for r in judge(export, run).results} for name, run in runs.items()}
-    members = {k for m in metrics.values() for k in m.members}
-    if options.keys:
-        keys = list(options.keys)
-    else:
-        # Proposals only for what every run logs: a metric one seed lacks is no evidence of a range.
-        logged = (
-            set.intersection(*(set(k for k, v in run.series.items() if v) for run in runs.values())) if runs else set()
-        )
-        keys = list(profile.expectations) + [
-            k for k, m in metrics.items() if k not in profile.expectations and _rangeable(m) and k in logged
-        ]
+    keys = list(options.keys) or [*profile.expectations, *(k for k in proposed if k not in profile.expectations)]
     result = Derivation()
-    options = replace(options, run_steps=profile.setup.steps)
     for key in keys:
         if key not in metrics and key not in members:
             raise UsageError(f"--metric {key!r} is not in the catalog")
@@ -618,11 +664,43 @@ def derive(
         for i, e in enumerate(expectations):
             result.outcomes.append(_outcome(key, i, e, runs, options, judged, _domain(metrics, key)))
         if not expectations:
-            metric = metrics.get(key)
-            if metric is not None and metric.members:
-                raise UsageError(f"--metric {key!r} is a family; name one of its members: {', '.join(metric.members)}")
+            metric = _proposable(metrics, key)
             if metric is not None and (metric.unit or "").strip().lower() in SECONDS:
                 result.outcomes.append(_median(key, 0, None, runs, options))
             else:
                 result.outcomes.append(_band(key, 0, None, runs, options, _domain(metrics, key)))
+    return result
+
+
+def _proposable(metrics: dict[str, Metric], key: str) -> Metric | None:
+    """The catalog's metric of `key` (None for a family's member); a UsageError for a family itself."""
+    metric = metrics.get(key)
+    if metric is not None and metric.members:
+        raise UsageError(f"--metric {key!r} is a family; name one of its members: {', '.join(metric.members)}")
+    return metric
+
+
+def _corridors(
+    profile: Profile, runs: dict[str, Run], options: Options, keys: list[str], metrics: dict[str, Metric]
+) -> Derivation:
+    """`derive --kind corridor`: each corridor of `keys` derived again, one proposed where a key has none."""
+    result = Derivation()
+    for key in keys:
+        if key not in metrics:
+            members = any(key in m.members for m in metrics.values())
+            raise UsageError(
+                f"--metric {key!r} "
+                + (
+                    "is a family's member: a corridor follows one key of the catalog"
+                    if members
+                    else "is not in the catalog"
+                )
+            )
+        _proposable(metrics, key)
+        expectations = profile.expectations.get(key, [])
+        own = [(i, e) for i, e in enumerate(expectations) if isinstance(e, Corridor)]
+        for i, e in own:
+            result.outcomes.append(_corridor(key, i, e, runs, options))
+        if not own:
+            result.outcomes.append(_corridor(key, len(expectations), None, runs, options))
     return result

@@ -68,8 +68,9 @@ UNKNOWN_KIND = _code(
     "MM103",
     "unknown-kind",
     "An expectation's `kind` is none of the range kinds.",
-    "Use one of the kinds the message lists (band, median, exact, presence).",
-    "ranges/profiles/lab.yaml:20:13: error: unknown kind 'range'; expected one of: 'band', 'median', 'exact', 'presence'",
+    "Use one of the kinds the message lists (band, median, exact, presence, corridor).",
+    "ranges/profiles/lab.yaml:20:13: error: unknown kind 'range'; expected one of: 'band', 'median', 'exact', 'presence', "
+    "'corridor'",
 )
 WRONG_TYPE = _code(
     "MM104",
@@ -204,6 +205,17 @@ PLACEHOLDER_MEANING = _code(
     "Write what the value means in the metric's `meaning`, and where the fork computes it in its `origin`.",
     "ranges/catalogs/moe-team.yaml:14:18: warning: train/load_balancing_loss: its meaning is derive's placeholder; "
     "write what the value means (the pages show it)",
+)
+BAD_REFERENCE = _code(
+    "MM120",
+    "bad-reference",
+    "A corridor's reference cannot be used: its source is no pinned capture inside the project (a `sha256`, a "
+    "relative path, no symlink), or the capture has no clean line for the metric (each step once and in order, "
+    "each value a finite number).",
+    "Point `reference.source` at a capture source with a `sha256` under captures/, and fix or derive the "
+    "capture again (`metrics-manual derive --kind corridor`).",
+    "captures/lab/reference.jsonl:3:1: error: the reference of rollout/raw_reward (ranges/profiles/lab.yaml:20:19) "
+    "is not a finite number at step 12 (NaN): a reference is finite at each of its steps",
 )
 
 # --- 2: the source's YAML ------------------------------------------------------------------------

@@ -16,7 +16,7 @@ CSV_COLUMNS: dict[str, str] = {
     "key": "the metric key (a family ends in /*)",
     "meaning": "what the metric means",
     "unit": "unit of the metric and of min, max and value; empty when it has none",
-    "kind": "band, median, exact, presence, or none (the metric has no range in this profile)",
+    "kind": "band, median, exact, presence, corridor, or none (the metric has no range in this profile)",
     "min": "band: lowest expected per-step value; empty when open",
     "max": "band: highest expected per-step value; empty when open",
     "value": "median or exact: the value",
@@ -25,6 +25,13 @@ CSV_COLUMNS: dict[str, str] = {
     "window_first": "band: holds only in the first N steps of the run",
     "at": "exact: every_step, every_run or step; presence: every_step",
     "at_step": "exact at one step: that step",
+    "reference_source": "corridor: id of the capture source its reference curve comes from",
+    "reference_rolling_median": "corridor: the reference is a rolling median over this many steps; empty when not",
+    "reference_points": "corridor: the reference curve, step:value pairs separated by spaces",
+    "rel_up": "corridor: above the reference by at most this share of |reference|; empty when not stated",
+    "abs_floor_up": "corridor: above the reference by at most this much where the share is less",
+    "rel_down": "corridor: below the reference by at most this share of |reference|",
+    "abs_floor_down": "corridor: below the reference by at most this much where the share is less",
     "condition": "when the expectation holds, in words",
     "sources": "ids of the profile's sources, separated by spaces",
     "not_logged": "why no run logs the metric at the catalog's commit (its kind is then none); empty when it is logged",
@@ -75,12 +82,24 @@ def to_csv(doc: ProfileExport) -> str:
                     _cell(e["window"]["first"]) if "window" in e else "",
                     "step" if isinstance(at, dict) else _cell(at),
                     _cell(at["step"]) if isinstance(at, dict) else "",
+                    *_reference_cells(e.get("reference")),
+                    *(_cell(e.get(f)) for f in _TOLERANCES),
                     _text_cell(e.get("condition")),
                     " ".join(e.get("sources", ())),
                     not_logged,
                 ]
             )
     return buf.getvalue()
+
+
+_TOLERANCES = ("rel_up", "abs_floor_up", "rel_down", "abs_floor_down")
+
+
+def _reference_cells(ref: dict[str, Any] | None) -> list[str]:
+    if ref is None:
+        return ["", "", ""]
+    points = " ".join(f"{_cell(s)}:{_cell(v)}" for s, v in ref["points"])
+    return [ref["source"], _cell(ref.get("rolling_median")), points]
 
 
 def _number(text: str) -> int | float | None:
@@ -106,5 +125,12 @@ def read_csv(text: str) -> dict[str, list[Expectation]]:
             e["window"] = {"first": int(row["window_first"])}
         if row["at"]:
             e["at"] = {"step": int(row["at_step"])} if row["at"] == "step" else row["at"]
+        if row["reference_source"]:
+            e["reference"] = {
+                "source": row["reference_source"],
+                "rolling_median": _number(row["reference_rolling_median"]),
+                "points": [[int(s), _number(v)] for s, v in (p.split(":") for p in row["reference_points"].split())],
+            }
+        e.update({f: _number(row[f]) for f in _TOLERANCES if row[f]})
         exps.append(EXPECTATION.validate_python(e))
     return out

@@ -36,7 +36,9 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
 def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),
-        f"{SCHEMA_DIR}/profile.schema.json": schema_text(Profile, "metrics-manual profile (ranges/profiles/*.yaml)"),
+        f"{SCHEMA_DIR}/profile.schema.json": schema_text(
+            Profile, "metrics-manual profile (ranges/profiles/*.yaml)", written=True
+        ),
         f"{SCHEMA_DIR}/team-catalog.schema.json": schema_text(
             TeamCatalog, "metrics-manual team catalog (ranges/catalogs/*.yaml)"
         ),

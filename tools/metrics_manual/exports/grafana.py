@@ -24,6 +24,7 @@ from metrics_manual.model.kinds import some_steps
 from metrics_manual.model.phrase import FRACTION, describe, plain
 from metrics_manual.model.schema import (
     Band,
+    Corridor,
     Exact,
     Expectation,
     Median,
@@ -86,6 +87,12 @@ def drawable(e: Expectation) -> str | None:
             return None
         case Presence():
             return "presence has no number"
+        case Corridor():  # a threshold is one value over the whole chart, and the chart's axis is time
+            return (
+                "a corridor: its bounds change at each step of its reference, and this chart's axis is time, not "
+                "step (a threshold is one value over the whole chart); judge the logs with metrics-manual judge, "
+                "or open the TensorBoard export, which draws the reference and its bounds at each step"
+            )
         case _:
             assert_never(e)
 

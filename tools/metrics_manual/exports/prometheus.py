@@ -1,6 +1,6 @@
 """A profile as Prometheus alerting rules over the gauges a live Miles run exports (--use-prometheus).
 
-A kind a gauge cannot judge honestly (a median, presence) has no rule, and the file says why.
+A kind a gauge cannot judge honestly (a median, presence, a corridor) has no rule, and the file says why.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from metrics_manual.model.phrase import describe
 from metrics_manual.model.schema import (
     AtStep,
     Band,
+    Corridor,
     EveryStep,
     Exact,
     Expectation,
     FirstSteps,
+    ListedSteps,
     Median,
     Presence,
     ProfileExport,
@@ -51,6 +53,13 @@ def why_no_alert_rule(e: Expectation) -> str | None:
             return "a median over steps: Prometheus keeps scrapes, not steps (a longer step would count more), and the median is known only after its last step"
         case Presence():
             return "presence: a gauge keeps its last value when a step logs nothing, so a missing log looks logged"
+        case Corridor():
+            return (
+                f"a corridor: its bounds change at each of the {len(e.reference.points):,} steps of its reference, and "
+                "PromQL has no table to look a step's bounds up in; a comparison per step joined on the step gauge "
+                "would make a rule as long as the reference. Judge the logs with metrics-manual judge, or open the "
+                "TensorBoard export, which draws the bounds at each step"
+            )
         case _:
             assert_never(e)
 
@@ -65,7 +74,7 @@ def _alert(e: Expectation, gauge: str) -> tuple[str, str, str]:
             return f"{low} or {high} or {gauge} != {gauge}", "OutOfRange", "left its range"  # x != x: NaN
         case Exact():  # NaN and the infinities differ from any value
             return f"{gauge} != {_promql_number(e.value)}", "NotExpected", "differs from its expected value"
-        case Median() | Presence():
+        case Median() | Presence() | Corridor():
             raise ValueError(f"no alerting rule for a {e.kind}: {why_no_alert_rule(e)}")
         case _:
             assert_never(e)
@@ -81,6 +90,8 @@ def _steps_filter(span: Span, step_gauge: str) -> tuple[str, str] | None:
             return f"{step_gauge} < {n}", f"InFirst{n}Steps"
         case AtStep(step=n):
             return f"{step_gauge} == {n}", f"AtStep{n}"
+        case ListedSteps():  # only a corridor covers them, and no rule judges a corridor (why_no_alert_rule)
+            raise ValueError("no alerting rule filters a reference's steps")
         case EveryStep():
             return None
         case _:

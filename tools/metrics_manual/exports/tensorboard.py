@@ -10,6 +10,8 @@ metric whose tag regex is the key (and its former names), escaped: a key is matc
 A bound is drawn over the steps its range covers (`covered_steps`) in a run of the profile's
 length (`setup.steps`): a band for the first 48 steps over steps 0-47, one for every step over
 every step of the run, an exact value at step 0 at step 0 alone. Presence has no number to draw.
+A corridor draws three lines over its reference's steps, a value at each: `reference`,
+`corridor-low` and `corridor-high`.
 
 The values are written as Miles' run writes its own (`simple_value`, float32: TensorBoard's data
 server reads no other scalar), each bound rounded to the float32 on the inside of its range, so a
@@ -21,8 +23,10 @@ and chart titles only, protobuf strings that nothing runs: never as paths.
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO, assert_never
 
@@ -30,7 +34,7 @@ from metrics_manual.diagnostics.finding import MissingExtra
 from metrics_manual.exports.grafana import median_limits
 from metrics_manual.model.keys import pattern_regex
 from metrics_manual.model.kinds import covered_steps
-from metrics_manual.model.schema import Band, Exact, Expectation, Median, Presence, ProfileExport
+from metrics_manual.model.schema import Band, Corridor, Exact, Expectation, Median, Presence, ProfileExport
 
 INSTALL = "writing a TensorBoard log folder needs the tensorboard extra: pip install 'metrics-manual[tensorboard]'"
 LAYOUT_RUN = "layout"
@@ -40,15 +44,17 @@ LAYOUT_TAG = "custom_scalars__config__"  # the custom-scalars plugin's (tensorbo
 
 @dataclass(frozen=True)
 class Bound:
-    """One line a range draws: its value at the steps the range covers, in the run `run`, under the tag `key`."""
+    """One line a range draws, in the run `run`, under the tag `key`: its value at each step it holds at."""
 
     run: str
     key: str
-    value: float
-    steps: range
+    points: Sequence[tuple[int, float]]
 
 
-def bound_lines(e: Expectation) -> list[tuple[str, float]]:
+Line = float | list[tuple[int, float]]  # one value over the steps a range covers, or a value at each of its steps
+
+
+def bound_lines(e: Expectation) -> Sequence[tuple[str, Line]]:
     """The lines `e` draws, each the name of its kind of bound and its value as float32 holds it."""
     match e:
         case Band():
@@ -56,7 +62,7 @@ def bound_lines(e: Expectation) -> list[tuple[str, float]]:
             return low + ([("max", float32(e.max, up=False))] if e.max is not None else [])
         case Median():
             limits = median_limits(e)
-            median = [("median", float32(e.value))]
+            median: list[tuple[str, Line]] = [("median", float32(e.value))]
             if limits is None:
                 return median
             return [*median, ("median-low", float32(limits[0], up=True)), ("median-high", float32(limits[1], up=False))]
@@ -64,6 +70,13 @@ def bound_lines(e: Expectation) -> list[tuple[str, float]]:
             return [("exact", float32(e.value))]
         case Presence():
             return []
+        case Corridor():  # each bound rounded to the inside of the corridor, as a band's
+            rows = [(s, *e.bounds(v), v) for s, v in e.reference.points]
+            return [
+                ("reference", [(s, float32(v)) for s, _, _, v in rows]),
+                ("corridor-low", [(s, float32(lo, up=True)) for s, lo, _, _ in rows]),
+                ("corridor-high", [(s, float32(hi, up=False)) for s, _, hi, _ in rows]),
+            ]
         case _:
             assert_never(e)
 
@@ -95,10 +108,33 @@ def bounds(doc: ProfileExport) -> Iterator[Bound]:
         for e in m.expectations:
             covered = covered_steps(e.span, run)[0]  # the first N, one step or all: consecutive steps
             steps = range(covered[0], covered[-1] + 1) if covered else range(0)
-            for name, value in bound_lines(e):
+            for name, line in bound_lines(e):
+                points = line if isinstance(line, list) else _Constant(line, steps)
                 for key in m.members or [m.key]:
                     n = taken[name, key] = taken.get((name, key), 0) + 1
-                    yield Bound(name if n == 1 else f"{name}-{n}", key, value, steps)
+                    yield Bound(name if n == 1 else f"{name}-{n}", key, points)
+
+
+def _numbered(points: Sequence[tuple[int, float]], i: int) -> Iterator[tuple[tuple[int, int], float]]:
+    """((step, i), value) of each point: merged by step, then by line."""
+    return (((s, i), v) for s, v in points)
+
+
+@dataclass(frozen=True)
+class _Constant(Sequence[tuple[int, float]]):
+    """One value at each of a range of steps, as (step, value) points, never listed whole (a run of 10^9 steps)."""
+
+    value: float
+    steps: range
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, i: int) -> tuple[int, float]:  # type: ignore[override]
+        return self.steps[i], self.value
+
+    def __iter__(self) -> Iterator[tuple[int, float]]:
+        return zip(self.steps, itertools.repeat(self.value))
 
 
 def chart_regex(key: str, former: list[str]) -> str:
@@ -124,25 +160,15 @@ def tensorboard_files(doc: ProfileExport) -> dict[str, Callable[[BinaryIO], None
             writer.write(event.SerializeToString())
 
     def steps_of(lines: list[Bound]) -> Iterator[Any]:
-        """An event per step with the value of every line that covers it: one step in memory at a time."""
-        lines = sorted(lines, key=lambda b: b.steps.start)
-        active: list[Bound] = []
-        i, step = 0, 0
-        while i < len(lines) or active:
-            if not active:
-                step = max(step, lines[i].steps.start)  # past a gap (an exact value at step 1,000,000)
-            while i < len(lines) and lines[i].steps.start <= step:
-                active.append(lines[i])
-                i += 1
-            active = [b for b in active if step < b.steps.stop]
-            if active:
-                values = [summary_pb2.Summary.Value(tag=b.key, simple_value=b.value) for b in active]
-                yield event_pb2.Event(wall_time=0, step=step, summary=summary_pb2.Summary(value=values))
-            step += 1
+        """An event per step with the value of every line at it: one step in memory at a time."""
+        merged = heapq.merge(*(_numbered(b.points, i) for i, b in enumerate(lines)))
+        for step, values in itertools.groupby(merged, key=lambda p: p[0][0]):
+            points = [summary_pb2.Summary.Value(tag=lines[i].key, simple_value=v) for (_, i), v in values]
+            yield event_pb2.Event(wall_time=0, step=step, summary=summary_pb2.Summary(value=points))
 
     by_run: dict[str, list[Bound]] = {}
     for b in bounds(doc):
-        if b.steps:
+        if b.points:
             by_run.setdefault(b.run, []).append(b)
     drawn = {b.key for lines in by_run.values() for b in lines}
     layout = layout_pb2.Layout()

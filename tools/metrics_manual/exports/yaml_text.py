@@ -74,6 +74,10 @@ def _emit(data: Any, indent: str, out: list[str]) -> None:
             start = len(out)
             _emit(v, child, out)
             out[start] = f"{indent}- {out[start][len(child) :]}"  # the first key shares the dash's line
+        elif isinstance(v, list) and v and not any(isinstance(x, (dict, list)) for x in v):
+            # A list of scalars in a list (a reference's [step, value]) on one line: its scalars are plain
+            # words without , [ ] { } or quoted, as a flow sequence needs them.
+            out.append(f"{indent}- [{', '.join(map(_scalar, v))}]\n")
         elif isinstance(v, list) and v:
             out.append(f"{indent}-\n")
             _emit(v, child, out)

@@ -9,18 +9,28 @@ model/phrase.py as every page phrases it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, assert_never
 
 from pydantic import Field
 
 from metrics_manual.model.json_schema import schema_text
-from metrics_manual.model.phrase import describe, num, plain, unit_after_number
+from metrics_manual.model.phrase import (
+    corridor_side,
+    describe,
+    measured,
+    num,
+    plain,
+    reference_steps,
+    unit_after_number,
+)
 from metrics_manual.model.schema import (
     AtStep,
     Band,
     CaptureSource,
     CodeSource,
+    Corridor,
     Exact,
     Expectation,
     LogSource,
@@ -126,6 +136,19 @@ def parts(e: Expectation, unit: str | None) -> dict[str, str]:
             )
         case Presence():
             out["statistic"] = "logged in every step"
+        case Corridor():
+            out["bounds"] = (
+                f"{corridor_side(e.rel_up, e.abs_floor_up, u)} above, {corridor_side(e.rel_down, e.abs_floor_down, u)} below"
+            )
+            out["statistic"] = "per step around a reference curve"
+            ref = e.reference
+            lo, hi = min(v for _, v in ref.points), max(v for _, v in ref.points)
+            smooth = f", a rolling median of {num(ref.rolling_median)} steps" if ref.rolling_median else ""
+            out["reference"] = (
+                f"source {ref.source}, {reference_steps(e)}, from {measured(lo)} to {measured(hi)}{smooth}"
+            )
+            # Any change of the curve shows, however small: its points' digest.
+            out["reference curve"] = hashlib.sha256(repr(ref.points).encode()).hexdigest()[:12]
         case _:
             assert_never(e)
     out["condition"] = _w(e.condition)

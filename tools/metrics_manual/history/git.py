@@ -15,6 +15,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, SourceError, UsageError
 from metrics_manual.source.load import Manual, load_manual
 from metrics_manual.source.reader import MAX_BYTES, too_large
+from metrics_manual.source.reference import Unusable
 from metrics_manual.text import clip, shown, shown_path
 
 RANGES = "ranges"
@@ -171,7 +172,7 @@ def load_revision(root: Path, sha: str) -> Manual:
                 ]
             )
         try:
-            return load_manual(Path(tmp))
+            return load_manual(Path(tmp), captures=RevisionCaptures(root, sha))
         except SourceError as err:
             raise SourceError(
                 [
@@ -179,6 +180,35 @@ def load_revision(root: Path, sha: str) -> Manual:
                     for f in err.findings
                 ]
             ) from None
+
+
+@dataclass(frozen=True)
+class RevisionCaptures:
+    """A revision's capture files, read from git as its ranges are (the references of its corridors)."""
+
+    root: Path
+    sha: str
+
+    def read(self, path: str) -> bytes:
+        listing = git(self.root, "ls-tree", "-l", "-z", "--full-tree", self.sha, "--", path, check=False)
+        for entry in listing.split("\0"):
+            if not entry:
+                continue
+            meta, name = entry.split("\t", 1)
+            mode, kind, blob, size = meta.split()
+            if name != path:
+                continue
+            if mode == "120000":
+                raise Unusable(f"{path} is a symlink at this revision; a reference is read from a real file")
+            if kind != "blob":
+                raise Unusable(f"{path} is not a file at this revision")
+            if big := too_large(int(size), MAX_BYTES):
+                raise Unusable(f"capture {path}: {big}")
+            try:
+                return read_blob(self.root, blob, int(size))
+            except OSError as exc:
+                raise Unusable(f"capture {path} cannot be read at this revision ({exc.strerror})") from None
+        raise Unusable(f"capture {path} is missing", codes.CAPTURE_MISSING)
 
 
 def _copy_out(root: Path, sha: str, listing: str, tmp: Path) -> list[Finding]:

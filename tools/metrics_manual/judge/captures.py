@@ -2,7 +2,8 @@
 
 A capture source with a SHA-256 whose file lies inside the project is a pinned capture:
 a changed file, or a range that its own captured runs break (by the rules of `judge`),
-is a finding. Captures that live elsewhere (the lab's) cannot be re-judged; their pages say so.
+is a finding. A corridor's reference capture is a curve, not a run: its digest is held, and
+nothing is judged on it. Captures that live elsewhere (the lab's) cannot be re-judged; their pages say so.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def rejudge(root: Path, manual: Manual) -> list[Finding]:
                         code=codes.CAPTURE_CHANGED,
                     )
                 )
+            if sid in profile.references:  # a curve, not a run: the loader read it, held to its digest
+                continue
             try:
                 run = read_capture_run(path, source.path, manual.catalog)
             except ManualError as err:

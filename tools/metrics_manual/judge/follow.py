@@ -6,7 +6,7 @@ judge/steps.py) and the findings that are certain and were not printed before ar
 step order. A step is finished once a later step of its step key is written. The findings, each
 printed once nothing still to come can change it (docs/judging.md states them in these words):
 
-- out of range: the first failing step of a band or an exact expectation, once that step is
+- out of range: the first failing step of a band, an exact expectation or a corridor, once that step is
   finished (a retry of a step is logged before the next step);
 - a median that fails, once every step it covers is finished;
 - not a finite number: a metric's first such value (NaN, an infinity, a string ...), once its

@@ -6,7 +6,10 @@ per kind of expectation (the words of docs/judging.md):
 - median: the median of the run's values at the steps it covers is within a relative
   tolerance of the value: the expectation's own, else --rtol;
 - exact: every value (or the value at that step) equals the stated value;
-- presence: the metric is logged at every step of its step key that the run reached.
+- presence: the metric is logged at every step of its step key that the run reached;
+- corridor: every value at a step of the reference lies from ref - max(rel_down * |ref|,
+  abs_floor_down) to ref + max(rel_up * |ref|, abs_floor_up), bounds included, `ref` the
+  reference's value at that step (Miles' metric-history gate: tests/ci/metric_history).
 
 Which steps a rule is given and what makes a pass unearned before any rule are judge/steps.py and
 judge/unearned.py; judge/judging.py holds a run against a profile with them. A rule says
@@ -30,7 +33,7 @@ from typing import Literal, assert_never
 
 from metrics_manual.judge.verdict import Observed, Point, Verdict
 from metrics_manual.model.phrase import measured, num
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
+from metrics_manual.model.schema import AtStep, Band, Corridor, Exact, Expectation, Median, Presence
 from metrics_manual.runs.series import Series
 from metrics_manual.runs.steps import named_steps
 
@@ -246,6 +249,44 @@ def presence(c: Case) -> RuleOutcome:
     return "pass", [], f"logged at {steps_of(c, len(c.covered))}", None
 
 
+def corridor(c: Case) -> RuleOutcome:
+    assert isinstance(c.e, Corridor)
+    e = c.e
+    ref = e.reference_at
+    bad: Failing = []
+    rounded: Failing = []
+    nearest: tuple[float, int, float] | None = None  # (room left, step, value): the value closest to an edge
+    for s, v in zip(c.logged, c.logged_values):  # every covered step is one of the reference's
+        lo, hi = e.bounds(ref[s])
+        if lo <= v <= hi:
+            room = min(v - lo, hi - v) / ((hi - lo) or 1)
+            if nearest is None or room < nearest[0]:
+                nearest = (room, s, v)
+        elif c.float32 and f32(lo) <= f32(v) <= f32(hi):  # the corridor's edge as float32 stores it
+            rounded.append((s, v))
+        else:
+            bad.append((s, v))
+    at32 = _float32_words(rounded, [], "at an edge of the corridor")
+    if bad:
+        return "fail", bad, f"outside at {steps_of(c, len(bad))}: {corridor_listed(e, bad)}{at32}", None
+    edge = f"; closest to an edge: {corridor_listed(e, [nearest[1:]])}" if nearest is not None else ""
+    return "pass", [], f"inside at {steps_of(c, len(c.logged))}{edge}{at32}", None
+
+
+def corridor_listed(e: Corridor, points: Failing, most: int = 5) -> str:
+    """Steps of a corridor with their value, the reference there and the corridor's bounds."""
+
+    def one(p: tuple[int, float | None]) -> str:
+        step, value = p
+        ref = e.reference_at[step]
+        lo, hi = e.bounds(ref)
+        shown = "not logged" if value is None else measured(value, [lo, hi])
+        return f"step {num(step)}: {shown} (reference {measured(ref)}, corridor {measured(lo)} to {measured(hi)})"
+
+    text = ", ".join(one(p) for p in points[:most])
+    return text + (f" and {len(points) - most} more" if len(points) > most else "")
+
+
 @dataclass(frozen=True)
 class Rule:
     """How one kind is judged."""
@@ -266,5 +307,7 @@ def rule(e: Expectation) -> Rule:
             return Rule(exact, needs_values=False, judges_steps=False)
         case Presence():
             return Rule(presence, needs_values=False, judges_steps=True, compares_values=False)
+        case Corridor():
+            return Rule(corridor, needs_values=True, judges_steps=False)
         case _:
             assert_never(e)

@@ -12,7 +12,10 @@
   written there is judged. Without --live the run is over: a value missing at its last step is
   an error;
 - steps no expectation covers: the steps a judged metric's step key reached (excluded steps
-  dropped) that none of its expectations covers are named in every output; they fail nothing.
+  dropped) that none of its expectations covers are named in every output; they fail nothing;
+- a corridor covers the steps of its reference: a run shorter than the reference is judged on
+  the steps it reached (the rest are not reached), and a run's steps past the reference's last
+  are steps the corridor does not cover.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import assert_never
 
 from metrics_manual.judge.verdict import LISTED, Span, StepsSeen, Uncovered
 from metrics_manual.model.kinds import covered_steps
-from metrics_manual.model.schema import AtStep, EveryStep, FirstSteps, Window
+from metrics_manual.model.schema import AtStep, EveryStep, FirstSteps, ListedSteps, Window
 from metrics_manual.model.schema import Span as Steps
 from metrics_manual.runs.run import Run
 from metrics_manual.runs.steps import GAPS_FILLED_MOST, GAPS_FILLED_PER_STEP, StepGaps, StepRanges
@@ -91,6 +94,9 @@ def covered(span: Steps, reached: list[int], counted: bool) -> tuple[list[int], 
             return [*first, *reached[: bisect_left(reached, n)]], expected, first, min(start, n)
         case AtStep(step=n):
             return covered, expected, range(n, n + 1) if n < start else range(0), int(n < start)
+        case ListedSteps(steps=listed):  # a reference's steps before the run's first: its first steps, missing
+            before = bisect_left(listed, start)
+            return covered, expected, range(start) if before else range(0), before
         case EveryStep():
             return covered, expected, range(0), 0
         case _:

@@ -1,6 +1,6 @@
 """The kinds of expectation, and the steps of a run each one covers: one definition for every stage.
 
-A kind (band, median, exact, presence) is a class of model/schema.py; `Expectation` is their
+A kind (band, median, exact, presence, corridor) is a class of model/schema.py; `Expectation` is their
 union, and `Span` the union of the steps a range holds at. What a stage does with a kind lives in
 that stage, as one `match` over the kinds (or spans) that ends in `typing.assert_never`, so a kind
 added to the union and missed by any of them is a mypy error at that line, never a silent default.
@@ -17,10 +17,12 @@ from typing import Literal, assert_never, get_args
 from metrics_manual.model.schema import (
     AtStep,
     Band,
+    Corridor,
     EveryStep,
     Exact,
     Expectation,
     FirstSteps,
+    ListedSteps,
     Median,
     Presence,
     Span,
@@ -31,7 +33,7 @@ from metrics_manual.model.schema import (
 # derive's floor under a median's spread).
 DEFAULT_RTOL = 0.10
 
-Kind = Literal["band", "median", "exact", "presence"]
+Kind = Literal["band", "median", "exact", "presence", "corridor"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 
@@ -44,6 +46,8 @@ def numbers(e: Expectation) -> list[float]:
             return [float(e.value)]
         case Presence():
             return []
+        case Corridor():  # the lowest and highest it allows at any step
+            return list(e.envelope)
         case _:
             assert_never(e)
 
@@ -58,6 +62,8 @@ def some_steps(span: Span) -> str | None:
             return f"only the first {n} steps"
         case AtStep():
             return "one step"
+        case ListedSteps(steps=steps):
+            return f"the {len(steps):,} steps of its reference, each with its own bounds"
         case EveryStep():
             return None
         case _:
@@ -65,9 +71,10 @@ def some_steps(span: Span) -> str | None:
 
 
 def keeps_warm_up(span: Span) -> bool:
-    """Whether the steps of `span` include a run's warm-up steps: only a window does, it covers exactly them."""
+    """Whether the steps of `span` include a run's warm-up steps: a window does, it covers exactly them; so
+    does a reference's steps, which leave a warm-up out by leaving it out of the reference."""
     match span:
-        case Window():
+        case Window() | ListedSteps():
             return True
         case FirstSteps() | AtStep() | EveryStep():
             return False
@@ -88,6 +95,8 @@ def covered_steps(span: Span, steps: Sequence[int], warm_up: int = 0) -> tuple[l
             covered, expected = steps[:n], n
         case AtStep(step=n):
             covered, expected = [n], 1
+        case ListedSteps(steps=listed):  # each step the reference has, reached by the run or not (as AtStep)
+            covered, expected = listed, len(listed)
         case EveryStep():
             covered, expected = steps, len(steps)
         case _:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
+from metrics_manual.model.schema import AtStep, Band, Corridor, Exact, Expectation, Median, Presence
 
 _WORDS = "zero one two three four five six seven eight nine".split()
 # Outside this range of magnitudes a decimal grows long, so it reads in scientific form (1e-07, 1e+308).
@@ -96,7 +96,8 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
     """One expectation in words, as pages, exports, alerts, drawings and verdicts show it.
 
     Always in one order: the number(s) and unit, the statistic (per step, median of N
-    steps, exact at a step, logged every step), the window, then the condition. A reader
+    steps, exact at a step, logged every step, per step around a reference curve), the window
+    or the reference's steps, then the condition. A reader
     who compares two lines finds each part in the same place. The profile is not part of
     it: pages label each line with its profile. With `sources`, the ids of the
     expectation's sources follow in brackets (for exports, which have no provenance tags).
@@ -131,6 +132,8 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
             out = f"{num(e.value)}{u} {where}"
         case Presence():
             out = "logged in every step"
+        case Corridor():
+            out = corridor_words(e, u)
         case _:
             assert_never(e)
     if e.condition:
@@ -138,6 +141,39 @@ def describe(e: Expectation, unit: str | None, text: Callable[[Any], str] = plai
     if sources and e.sources:
         out += f" (source: {', '.join(e.sources)})"
     return out
+
+
+def percent(share: float) -> str:
+    """A share as a percent: 0.1 -> 10%."""
+    return f"{num(round(share * 100, 10))}%"
+
+
+def corridor_side(rel: float | None, floor: float | None, u: str) -> str:
+    """How far one side of a corridor reaches from its reference: 10%, 0.05, or 10% (at least 0.05)."""
+    if rel is not None and floor is not None:
+        return f"{percent(rel)} (at least {num(floor)}{u})"
+    return percent(rel) if rel is not None else f"{num(floor)}{u}"  # type: ignore[arg-type]
+
+
+def reference_steps(e: Corridor) -> str:
+    """A reference's steps in words: "its 100 steps, 0 to 99" (in a row), "its 10 steps from 0 to 90"."""
+    points = e.reference.points
+    (first, _), (last, _) = points[0], points[-1]
+    if len(points) == 1:
+        return f"its one step, {num(first)}"
+    row = "," if last - first + 1 == len(points) else " from"
+    return f"its {num(len(points))} steps{row} {num(first)} to {num(last)}"
+
+
+def corridor_words(e: Corridor, u: str) -> str:
+    """A corridor in words: how far each side reaches, over which steps, and its reference."""
+    up, down = corridor_side(e.rel_up, e.abs_floor_up, u), corridor_side(e.rel_down, e.abs_floor_down, u)
+    band = f"within {up} of" if up == down else f"from {down} below to {up} above"
+    points = e.reference.points
+    ends = [v for _, v in (points[0], points[-1])]
+    shape = f"from {measured(ends[0])} to {measured(ends[1])}" if len(points) > 1 else f"at {measured(ends[0])}"
+    smooth = f", a rolling median of {num(e.reference.rolling_median)} steps" if e.reference.rolling_median else ""
+    return f"{band} a reference curve per step over {reference_steps(e)} ({shape}{smooth}; source {e.reference.source})"
 
 
 def describe_all(

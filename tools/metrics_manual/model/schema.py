@@ -6,6 +6,7 @@ the exported profiles, so the three can never disagree.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
@@ -13,6 +14,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -484,8 +486,9 @@ class AtStep(Strict):
     step: Annotated[int, Field(ge=0)] = Field(description="The step (0 is the first).", examples=[0])
 
 
-# The steps of a run an expectation covers (its `span`): a window, the first N steps, one step
-# or every step. Judge, derive and check slice a run by it in one place: model/kinds.py.
+# The steps of a run an expectation covers (its `span`): a window, the first N steps, one step,
+# every step or the steps of a reference curve. Judge, derive and check slice a run by it in one
+# place: model/kinds.py.
 
 
 @dataclass(frozen=True)
@@ -500,7 +503,15 @@ class EveryStep:
     """Every step the run reached (warm-up steps left out)."""
 
 
-Span = Window | FirstSteps | AtStep | EveryStep
+@dataclass(frozen=True)
+class ListedSteps:
+    """The steps a reference curve has (a corridor's), whatever the run reached: a warm-up the
+    reference leaves out is left out of it, so none of them is dropped as warm-up."""
+
+    steps: tuple[int, ...]
+
+
+Span = Window | FirstSteps | AtStep | EveryStep | ListedSteps
 
 
 class _Expectation(Strict):
@@ -593,8 +604,109 @@ class Presence(_Expectation):
         return EveryStep()
 
 
-Expectation = Annotated[Band | Median | Exact | Presence, Field(discriminator="kind")]
-EXPECTATION: TypeAdapter[Band | Median | Exact | Presence] = TypeAdapter(
+def _as_pair(value: object) -> object:
+    # JSON and YAML write a point as a list, [step, value]: a pair of the model.
+    return tuple(value) if isinstance(value, list) else value
+
+
+ReferencePoint = Annotated[tuple[Annotated[int, Field(ge=0)], Number], BeforeValidator(_as_pair)]
+Tolerance = Annotated[Number, Field(ge=0)]
+
+
+class Reference(Strict):
+    """A corridor's reference curve: one line of a pinned capture of the profile."""
+
+    source: SourceId = Field(
+        description="Id of the profile's capture source that holds the curve: its line "
+        '`{"metric": <this key>, "series": [[step, value], ...]}`. The capture must be pinned (with a `sha256`) '
+        "and inside the project; each value a finite number, each step once and in order.",
+        examples=["reference"],
+    )
+    rolling_median: PositiveInt | None = Field(
+        None,
+        description="The curve is a rolling median over this many steps of the runs' per-step mean (derive "
+        "writes it for a noisy key); left out: the runs' per-step mean, or the capture's values as they are.",
+        examples=[5],
+    )
+    points: list[ReferencePoint] = Field(
+        min_length=1,
+        description="The curve, [step, value] at each of its steps in order. Read from the capture when the "
+        "source is loaded (never written in ranges/); every export carries it.",
+        examples=[[[0, 0.3], [1, 0.32]]],
+        json_schema_extra={"readOnly": True},
+    )
+
+    @field_validator("points")
+    @classmethod
+    def _in_order(cls, points: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        for i in range(1, len(points)):
+            if points[i][0] <= points[i - 1][0]:
+                raise ValueError(f"step {points[i][0]} follows step {points[i - 1][0]}: each step once, in order")
+        return points
+
+
+class Corridor(_Expectation):
+    """Each per-step value lies in a corridor around a reference curve, at the same step.
+
+    Miles' metric-history gate's constraint (tests/ci/metric_history/constraints.py): a value
+    passes when it lands in `[ref - band_down, ref + band_up]`, each side's band
+    `max(rel * |ref|, abs_floor)`, scaled from the reference only.
+    """
+
+    kind: Literal["corridor"] = Field(
+        description="Each per-step value lies in a corridor around a reference curve at the same step: from "
+        "ref - max(rel_down * |ref|, abs_floor_down) to ref + max(rel_up * |ref|, abs_floor_up), bounds included."
+    )
+    reference: Reference = Field(description="The reference curve and where it comes from.")
+    rel_up: Tolerance | None = Field(
+        None, description="Above the reference: by at most this share of |ref| (0.1 = 10%).", examples=[0.1]
+    )
+    abs_floor_up: Tolerance | None = Field(
+        None,
+        description="Above the reference: by at most this much where the share is less (keeps a reference near 0 "
+        "from a corridor of no width).",
+        examples=[0.05],
+    )
+    rel_down: Tolerance | None = Field(None, description="Below the reference: by at most this share of |ref|.")
+    abs_floor_down: Tolerance | None = Field(
+        None, description="Below the reference: by at most this much where the share is less."
+    )
+
+    @model_validator(mode="after")
+    def _both_sides(self) -> Corridor:
+        for side in ("up", "down"):
+            if getattr(self, f"rel_{side}") is None and getattr(self, f"abs_floor_{side}") is None:
+                raise ValueError(
+                    f"a corridor states rel_{side}, abs_floor_{side} or both: a side with neither has no width "
+                    "and fails any value off the reference (Miles' gate asks the same)"
+                )
+        return self
+
+    def bounds(self, ref: float) -> tuple[float, float]:
+        """The corridor at a step whose reference is `ref`: (lowest, highest), both allowed."""
+        up = max((self.rel_up or 0) * abs(ref), self.abs_floor_up or 0)
+        down = max((self.rel_down or 0) * abs(ref), self.abs_floor_down or 0)
+        return ref - down, ref + up
+
+    @functools.cached_property
+    def reference_at(self) -> dict[int, float]:
+        """Step -> the reference's value there."""
+        return dict(self.reference.points)
+
+    @functools.cached_property
+    def envelope(self) -> tuple[float, float]:
+        """The lowest and highest value the corridor allows at any of its steps."""
+        edges = [self.bounds(v) for _, v in self.reference.points]
+        return min(lo for lo, _ in edges), max(hi for _, hi in edges)
+
+    @functools.cached_property
+    def span(self) -> Span:
+        """The reference's steps."""
+        return ListedSteps(tuple(self.reference_at))
+
+
+Expectation = Annotated[Band | Median | Exact | Presence | Corridor, Field(discriminator="kind")]
+EXPECTATION: TypeAdapter[Band | Median | Exact | Presence | Corridor] = TypeAdapter(
     Expectation, config=ConfigDict(defer_build=True)
 )
 
@@ -641,9 +753,16 @@ class Profile(ProfileInfo):
     expectations: dict[MetricKey, list[Expectation]] = Field(
         default_factory=dict,
         description=(
-            "Per metric key of the catalog: its expectations on this setup (a band, median, exact value or presence)."
+            "Per metric key of the catalog: its expectations on this setup (a band, median, exact value, presence "
+            "or corridor)."
         ),
     )
+
+    @property
+    def references(self) -> set[str]:
+        """Ids of the sources a corridor takes its reference curve from: curves, not runs (never judged or drawn
+        as a run)."""
+        return {e.reference.source for es in self.expectations.values() for e in es if isinstance(e, Corridor)}
 
 
 # --- an exported profile -------------------------------------------------------------
@@ -725,7 +844,7 @@ class ProfileExport(Strict):
         value by value): `read_run(..., renames=...)` reads a run's old names as the new keys."""
         return {r.key: m.key for m in self.metrics if not m.members and not is_pattern(m.key) for r in m.renamed_from}
 
-    def expected(self, key: str) -> list[Band | Median | Exact | Presence]:
+    def expected(self, key: str) -> list[Band | Median | Exact | Presence | Corridor]:
         """What `key` is expected to be on this profile's setup ([] when the catalog documents it and
         the profile gives it no range). UnknownMetric (a KeyError) for a key the catalog does not document."""
         return list(self.metric(key).expectations)

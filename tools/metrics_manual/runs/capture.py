@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,6 +41,15 @@ def capture_text(run: Run, keys: Iterable[str]) -> str:
                 points = [(step, _value(series[step])) for step, _ in points]
             lines.append(json.dumps({"metric": key, "series": points}, separators=(",", ":"), allow_nan=False))
     return "".join(line + "\n" for line in lines)
+
+
+def reference_text(curves: Mapping[str, Sequence[Sequence[float]]]) -> str:
+    """A capture of reference curves (metric -> [[step, value], ...]): one line per metric, by key."""
+    return "".join(
+        json.dumps({"metric": key, "series": [list(p) for p in curves[key]]}, separators=(",", ":"), allow_nan=False)
+        + "\n"
+        for key in sorted(curves)
+    )
 
 
 def sha256_of(path: Path) -> str:
@@ -95,10 +104,11 @@ class CaptureError(ManualError):
 
 
 def captured_runs(root: Path, profile: Profile, catalog: Catalog) -> dict[str, Run]:
-    """The profile's captured runs that are in the project and readable, by source id."""
+    """The profile's captured runs that are in the project and readable, by source id (a corridor's reference
+    is no run)."""
     out = {}
     for sid, path in captures_in_repo(root, profile).items():
-        if path.is_file():
+        if path.is_file() and sid not in profile.references:  # a reference is a curve, drawn as its corridor
             try:
                 out[sid] = read_capture_run(path, str(path.relative_to(root.resolve())), catalog)
             except ManualError:

@@ -101,6 +101,7 @@ def _model_doc(name: str, schema: dict[str, Any], defs: dict[str, Any], title: s
     fields = tuple(
         FieldDoc(field, _type(spec, defs), field in required, spec.get("description", ""), _example(spec))
         for field, spec in schema.get("properties", {}).items()
+        if not spec.get("readOnly")  # filled by the loader, never written (a reference's points)
     )
     return ModelDoc(title, name.lower(), schema.get("description", ""), fields)
 

@@ -11,10 +11,12 @@ from metrics_manual.model.phrase import describe, num
 from metrics_manual.model.schema import (
     AtStep,
     Band,
+    Corridor,
     EveryStep,
     Exact,
     Expectation,
     FirstSteps,
+    ListedSteps,
     Median,
     Presence,
     Window,
@@ -31,6 +33,7 @@ from metrics_manual.site.svg import (
     WINDOW,
     clip_to,
     coord,
+    corridor_buckets,
     defs,
     drawing_id,
     esc,
@@ -42,6 +45,8 @@ from metrics_manual.site.svg import (
 _ROW = 36  # height of one row: label line then mark
 _TOP = 4
 _MARK_H = 12
+_SWEEP_H = 36  # a corridor's mark: its steps run down the row, first at the top
+_SWEEP_POINTS = 120  # a corridor's steps drawn in the row at most (buckets of consecutive steps beyond)
 
 
 def _kind_words(e: Expectation) -> str:
@@ -58,14 +63,21 @@ def _kind_words(e: Expectation) -> str:
                     return f"exact at step {num(n)}"
                 case EveryStep():
                     return "exact, every step" if e.at == "every_step" else "exact, every run"
-                case Window() | FirstSteps():  # no exact value covers a window; said all the same
+                case Window() | FirstSteps() | ListedSteps():  # no exact value covers these; said all the same
                     return "exact"
                 case _:
                     assert_never(span)
         case Presence():
             return "logged in every step"
+        case Corridor():
+            points = e.reference.points
+            return f"corridor, steps {num(points[0][0])} to {num(points[-1][0])} downward"
         case _:
             assert_never(e)
+
+
+def _row_height(e: Expectation) -> float:
+    return _ROW + (_SWEEP_H - _MARK_H if isinstance(e, Corridor) else 0)
 
 
 def range_drawing(
@@ -100,8 +112,8 @@ def range_drawing(
     marks: list[str] = []
     keys: set[str] = set()
     previous = None
-    for i, ((title, e), said) in enumerate(zip(rows, words)):
-        y = _TOP + i * _ROW
+    y = float(_TOP)
+    for (title, e), said in zip(rows, words):
         kind = _kind_words(e)
         if title != previous:
             label = clip_to(title, WIDTH - 8 - text_width(" \u00b7 " + kind, FONT), FONT) + " \u00b7 " + kind
@@ -111,13 +123,15 @@ def range_drawing(
         keys.update(legend_key(e))
         marks.append(f'<text x="4" y="{coord(y + 12)}" fill="currentColor">{esc(label)}</text>')
         if kinds.numbers(e):  # a faint track where the row's axis runs (presence has no value to place)
+            mid = y + 18 + (_row_height(e) - _ROW + _MARK_H) / 2
             marks.append(
-                f'<line x1="{coord(axis.start)}" y1="{coord(y + 18 + _MARK_H / 2)}" x2="{coord(axis.end)}" '
-                f'y2="{coord(y + 18 + _MARK_H / 2)}" stroke="currentColor" stroke-opacity="0.15"/>'
+                f'<line x1="{coord(axis.start)}" y1="{coord(mid)}" x2="{coord(axis.end)}" '
+                f'y2="{coord(mid)}" stroke="currentColor" stroke-opacity="0.15"/>'
             )
         marks.append(_range_mark(e, said, axis, y + 18, uid))
+        y += _row_height(e)
 
-    y_axis = _TOP + len(rows) * _ROW + 2
+    y_axis = y + 2
     marks.append(_x_axis(axis, _TOP, y_axis))
     height: float = y_axis + 19
     if unit:
@@ -183,8 +197,33 @@ def _range_mark(e: Expectation, said: str, axis: Axis, y: float, uid: str) -> st
             )
         case Presence():
             return _presence_mark(title, axis, mid)
+        case Corridor():
+            return _sweep_mark(e, title, axis, y)
         case _:
             assert_never(e)
+
+
+def _sweep_mark(e: Corridor, title: str, axis: Axis, y: float) -> str:
+    """A corridor on the value axis: its steps run down the row (first at the top), shaded from its
+    lowest to its highest bound at each step, its reference a dashed line through it."""
+    rows = corridor_buckets(e, _SWEEP_POINTS)
+    first, last = rows[0][0], rows[-1][0]
+    if last > first:
+        ys = [y + _SWEEP_H * (s - first) / (last - first) for s, _, _, _ in rows]
+    else:  # one step: a bar of the mark's height
+        rows, ys = rows * 2, [y, y + _SWEEP_H]
+    left = [(axis.at(lo), at) for (_, lo, _, _), at in zip(rows, ys)]
+    right = [(axis.at(hi), at) for (_, _, hi, _), at in zip(rows, ys)]
+    outline = " ".join(f"{coord(a)},{coord(b)}" for a, b in [*left, *reversed(right)])
+    ref = " ".join(f"{coord(axis.at(v))},{coord(at)}" for (_, _, _, v), at in zip(rows, ys))
+    lo, hi = e.envelope
+    return (
+        f'<g class="mm-mark mm-corridor" data-kind="corridor" data-min="{lo!r}" data-max="{hi!r}" '
+        f'data-x-min="{coord(axis.at(lo))}" data-x-max="{coord(axis.at(hi))}" data-first-step="{first}" '
+        f'data-last-step="{last}">{title}<polygon points="{outline}" fill="{BAND}" fill-opacity="0.3" '
+        f'stroke="{BAND}"/><polyline points="{ref}" fill="none" stroke="{BAND}" stroke-width="1.5" '
+        f'stroke-dasharray="4 3"/></g>'
+    )
 
 
 def _band_mark(e: Band, title: str, axis: Axis, y: float, mid: float, uid: str) -> str:

@@ -26,7 +26,7 @@ from metrics_manual.model.phrase import describe, describe_all, num, unit_name, 
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
 from metrics_manual.runs.run import Run
 from metrics_manual.site.audit import audit
-from metrics_manual.site.curves import page_context
+from metrics_manual.site.curves import page_context, reference_words
 from metrics_manual.site.fieldref import field_reference
 from metrics_manual.site.range_drawing import range_drawing
 from metrics_manual.source.load import Manual
@@ -123,6 +123,7 @@ def environment(templates: Path) -> jinja2.Environment:
         attr=attr,
         unit_name=unit_name,
         metric_anchor=metric_anchor,
+        reference=lambda e, profile: reference_words(profile, e),
     )
     env.globals.update(code_url=code_url, drawings=drawings)
     return env
@@ -185,7 +186,7 @@ def render_pages(
         "default_rtol": DEFAULT_RTOL,  # the value checker's tolerance of a median, as judge's
         "finding_codes": list(CODES.values()),
     }
-    context.update(page_context(captured or {}, in_repo or {}))
+    context.update(page_context(manual, captured or {}, in_repo or {}))
     out: dict[str, str] = {}
     if not (templates / PAGES).is_dir():
         raise SourceError(

@@ -2,7 +2,8 @@
 
 x is the step, y the value. A band is shaded over the steps it covers (its first N steps,
 its window, or every step; a window hatched), a median is a dashed line over its steps, an
-exact value a solid line (or a cross at its step); presence has no value to draw. The y axis
+exact value a solid line (or a cross at its step); presence has no value to draw; a corridor
+is shaded between its bounds at each step of its reference, the reference dashed through it. The y axis
 labels the range's own numbers (a band's limits) beside round ticks, and never passes the
 unit's natural domain. A non-finite value breaks its curve: infinity is marked at the top,
 minus infinity at the bottom, NaN on the step axis; the first few are labelled. A failing
@@ -21,7 +22,7 @@ from typing import assert_never
 from metrics_manual.model import kinds
 from metrics_manual.model.domain import UNBOUNDED, Bounds
 from metrics_manual.model.phrase import describe, measured, num
-from metrics_manual.model.schema import AtStep, Band, Exact, Expectation, Median, Presence
+from metrics_manual.model.schema import AtStep, Band, Corridor, Exact, Expectation, Median, Presence
 from metrics_manual.site.axes import Axis, make_axis, tick_value
 from metrics_manual.site.svg import (
     BAND,
@@ -37,6 +38,7 @@ from metrics_manual.site.svg import (
     WINDOW,
     clip_to,
     coord,
+    corridor_buckets,
     defs,
     drawing_id,
     esc,
@@ -87,8 +89,9 @@ _RUG = 8  # height of the strip of failing-step ticks under the plot
 _LABELLED = 3  # failing steps, NaN and missing steps labelled in words (the worst, the first)
 
 
-def _outside(v: float, expectations: Sequence[Expectation]) -> float:
-    """How far a finite value lies from what its expectations allow (0 inside): orders the worst failing steps."""
+def _outside(step: int, v: float, expectations: Sequence[Expectation]) -> float:
+    """How far a finite value at `step` lies from what its expectations allow (0 inside): orders the
+    worst failing steps."""
     gaps = []
     for e in expectations:
         match e:
@@ -98,6 +101,10 @@ def _outside(v: float, expectations: Sequence[Expectation]) -> float:
                 gaps.append(abs(v - e.value))
             case Presence():
                 pass
+            case Corridor():
+                if step in e.reference_at:
+                    lo, hi = e.bounds(e.reference_at[step])
+                    gaps.append(max(lo - v, v - hi, 0.0))
             case _:
                 assert_never(e)
     return max(gaps, default=0.0)
@@ -120,6 +127,9 @@ def series_drawing(
     # The axes need only each run's extremes (runs can be long): steps are sorted, values are not.
     steps = [s for pts in runs.values() if pts for s in (pts[0][0], pts[-1][0])]
     steps += [int(s) for ss in failing.values() for s in ss]
+    steps += [
+        p[0] for e in expectations if isinstance(e, Corridor) for p in (e.reference.points[0], e.reference.points[-1])
+    ]
     if not steps:
         return ""
     said = [describe(e, unit) for e in expectations]
@@ -184,8 +194,10 @@ def _plot_axes(
 ) -> tuple[Axis, Axis]:
     """The step axis and the value axis of the plot; the value axis labels the ranges' own numbers."""
     # Band limits first: they win a tick over a median or exact value too close to them.
-    expected = sorted((v for e in expectations for v in kinds.numbers(e)), key=lambda v: v not in _limits(expectations))
-    finite: list[float] = []
+    # A corridor's numbers are a curve's, not round limits: the axis holds them without labelling them.
+    flat = [e for e in expectations if not isinstance(e, Corridor)]
+    expected = sorted((v for e in flat for v in kinds.numbers(e)), key=lambda v: v not in _limits(expectations))
+    finite: list[float] = [v for e in expectations if isinstance(e, Corridor) for v in kinds.numbers(e)]
     for pts in runs.values():
         values = [v for _, v in pts if math.isfinite(v)]
         finite += [min(values), max(values)] if values else []
@@ -256,7 +268,7 @@ def _failing_marks(
             else:
                 dot = f'<circle cx="{coord(x)}" cy="{coord(y)}" r="2.5" fill="{EXACT}"/>'
                 if math.isfinite(got):
-                    far = _outside(got, expectations)
+                    far = _outside(s, got, expectations)
                     near = [n for e in expectations for n in kinds.numbers(e)]
                     worst.append((far, x, y, f"step {num(s)}: {measured(got, near)}"))
             rug.append(
@@ -371,8 +383,35 @@ def _expected_mark(e: Expectation, said: str, x_axis: Axis, y_axis: Axis, steps:
             )
         case Presence():
             return ""  # every logged step is already a point of the curve
+        case Corridor():
+            return _corridor_mark(e, title, x_axis, y_axis)
         case _:
             assert_never(e)
+
+
+def _corridor_mark(e: Corridor, title: str, x_axis: Axis, y_axis: Axis) -> str:
+    """A corridor shaded between its bounds at each step of its reference (the first, lowest and
+    highest of consecutive steps beyond MAX_POINTS), the reference dashed through it; its numbers
+    stated per step drawn (`data-steps`, `data-low`, `data-high`, `data-reference`)."""
+    rows = corridor_buckets(e, MAX_POINTS)
+    if len(rows) == 1:  # one step: a short bar around it
+        s, lo, hi, v = rows[0]
+        edge = [(x_axis.at(s) - 2, lo, hi, v), (x_axis.at(s) + 2, lo, hi, v)]
+    else:
+        edge = [(x_axis.at(s), lo, hi, v) for s, lo, hi, v in rows]
+    outline = [(x, y_axis.at(lo)) for x, lo, _, _ in edge] + [(x, y_axis.at(hi)) for x, _, hi, _ in reversed(edge)]
+    ref = " ".join(f"{coord(x)},{coord(y_axis.at(v))}" for x, _, _, v in edge)
+
+    def listed(i: int) -> str:
+        return " ".join(repr(r[i]) for r in rows)
+
+    return (
+        f'<g class="mm-mark mm-corridor" data-kind="corridor" data-steps="{listed(0)}" data-low="{listed(1)}" '
+        f'data-high="{listed(2)}" data-reference="{listed(3)}" data-x-min="{coord(edge[0][0])}" '
+        f'data-x-max="{coord(edge[-1][0])}">{title}<polygon points="{" ".join(f"{coord(a)},{coord(b)}" for a, b in outline)}" '
+        f'fill="{BAND}" fill-opacity="0.2" stroke="{BAND}" stroke-width="0.8"/><polyline points="{ref}" fill="none" '
+        f'stroke="{BAND}" stroke-width="1.5" stroke-dasharray="4 3"/></g>'
+    )
 
 
 def _covered_x(e: Expectation, x_axis: Axis, steps: list[int]) -> tuple[float, float]:

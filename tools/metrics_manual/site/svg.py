@@ -22,7 +22,7 @@ import hashlib
 import re
 from typing import assert_never
 
-from metrics_manual.model.schema import Band, Exact, Expectation, Median, Presence
+from metrics_manual.model.schema import Band, Corridor, Exact, Expectation, Median, Presence
 
 # Drawing units of the viewBox; the SVG scales to its column (width 100%) up to MAX_WIDTH px.
 # At 390 px a column is about 358 px wide: 360 units keep 12-unit text at 11 px or more;
@@ -79,6 +79,22 @@ def drawing_id(*parts: object) -> str:
     return "mm" + hashlib.sha1(repr(parts).encode()).hexdigest()[:10]
 
 
+def corridor_buckets(e: Corridor, most: int) -> list[tuple[int, float, float, float]]:
+    """(step, lowest, highest, reference) of a corridor's steps, at most about `most` of them: beyond
+    that, each bucket of consecutive steps keeps its first step and reference, and the widest bounds
+    of its steps (a drawing never shows the corridor narrower than it is)."""
+    rows = [(s, *e.bounds(v), v) for s, v in e.reference.points]
+    if len(rows) <= most:
+        return rows
+    size = -(-len(rows) // most)
+    out = []
+    for b in range(0, len(rows), size):
+        bucket = rows[b : b + size]
+        out.append((bucket[0][0], min(r[1] for r in bucket), max(r[2] for r in bucket), bucket[0][3]))
+    last = rows[-1]
+    return out if out[-1][0] == last[0] else [*out, last]
+
+
 # --- the legend of mark kinds ------------------------------------------------------
 
 
@@ -93,12 +109,26 @@ def legend_key(e: Expectation) -> list[str]:
             return ["exact"]
         case Presence():
             return ["presence"]
+        case Corridor():
+            return ["corridor"]
         case _:
             assert_never(e)
 
 
 # One line per mark kind, in this order: (swatch, words). Swatches are drawn at (x, y) = left, middle.
-_LEGEND_ORDER = ("band", "window", "open", "median", "exact", "presence", "failing", "missing", "nan", "inf")
+_LEGEND_ORDER = (
+    "band",
+    "window",
+    "open",
+    "median",
+    "exact",
+    "presence",
+    "corridor",
+    "failing",
+    "missing",
+    "nan",
+    "inf",
+)
 _LEGEND_WORDS = {
     "band": "range per step",
     "window": "range in the first steps",
@@ -106,6 +136,7 @@ _LEGEND_WORDS = {
     "median": "median",
     "exact": "exact value",
     "presence": "logged, no number",
+    "corridor": "corridor around a reference",
     "failing": "failing step",
     "missing": "not logged",
     "nan": "NaN",
@@ -129,6 +160,13 @@ def _swatch(kind: str, x: float, y: float, uid: str) -> str:
             )
         case "median":
             return f'<path d="M{coord(x + 9)} {coord(y - 6)}l6 6l-6 6l-6 -6z" fill="{MEDIAN}" stroke="{MEDIAN}"/>'
+        case "corridor":  # a slanted band, its reference dashed along it
+            return (
+                f'<path d="M{coord(x)} {coord(y + 1)}L{coord(x + 10)} {coord(y - 6)}L{coord(x + 18)} {coord(y - 6)}'
+                f'L{coord(x + 8)} {coord(y + 6)}L{coord(x)} {coord(y + 6)}z" fill="{BAND}" fill-opacity="0.3" stroke="{BAND}"/>'
+                f'<line x1="{coord(x + 4)}" y1="{coord(y + 3)}" x2="{coord(x + 14)}" y2="{coord(y - 4)}" stroke="{BAND}" '
+                f'stroke-width="1.5" stroke-dasharray="3 2"/>'
+            )
         case "exact":
             return f'<line x1="{coord(x + 9)}" y1="{coord(y - 7)}" x2="{coord(x + 9)}" y2="{coord(y + 7)}" stroke="{EXACT}" stroke-width="3"/>'
         case "failing":

@@ -28,6 +28,7 @@ from metrics_manual.source.catalogs import (
     team_files,
 )
 from metrics_manual.source.reader import Document, Loc, read_documents
+from metrics_manual.source.reference import CaptureFiles, ProjectCaptures, fill_references
 from metrics_manual.text import shown
 
 # pydantic and the model (slow to import) are imported where they are used: importing this module stays cheap.
@@ -175,6 +176,8 @@ _PLACE = {
     "Median": "a median expectation",
     "Exact": "an exact expectation",
     "Presence": "a presence expectation",
+    "Corridor": "a corridor expectation",
+    "Reference": "a corridor's reference",
     "SectionNote": "a section note",
     "Note": "a note",
 }
@@ -381,21 +384,23 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_manual(root: Path, *, fast: bool = True) -> Manual:
+def load_manual(root: Path, *, fast: bool = True, captures: CaptureFiles | None = None) -> Manual:
     """Load and validate everything under root/ranges; raise SourceError with all findings.
 
     With fast=True the one reader skips recording where each value stood (the same
     acceptance and meaning); on any finding (a warning too) the source is read again with positions.
+    `captures`: where corridors' reference captures are read (default: the project's files).
     """
+    files = captures if captures is not None else ProjectCaptures(root)
     with gc_paused():
         try:
-            manual = _load(root, fast=fast)
+            manual = _load(root, files, fast=fast)
             if not (fast and manual.warnings):
                 return manual
         except SourceError:
             if not fast:
                 raise
-        return _load(root, fast=False)
+        return _load(root, files, fast=False)
 
 
 # Anchors of the reference page that are not a section's or a note's.
@@ -482,7 +487,7 @@ def _read_catalogs(
     return out, findings
 
 
-def _load(root: Path, *, fast: bool) -> Manual:
+def _load(root: Path, captures: CaptureFiles, *, fast: bool) -> Manual:
     _hint_budget[0] = HINT_COMPARISONS  # each load: `serve` loads again at each save
     findings: list[Finding] = []
     files, file_findings = profile_files(root)
@@ -506,6 +511,7 @@ def _load(root: Path, *, fast: bool) -> Manual:
         findings += found
         if found:
             continue
+        findings += fill_references(doc, captures)  # each corridor's curve, from its capture
         profile, found = validate(Profile, doc)
         findings += found + _check_profile(doc.data, doc, cats.keys, cats.sections)
         if profile:
