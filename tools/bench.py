@@ -386,6 +386,21 @@ def cpu_of(cmd: list[str], cwd: Path = REPO) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def startup_report(runs: int) -> None:
+    """Each command's --help, --version and a validate of the real tree: CPU seconds beyond `python -c pass`
+    (the median of `runs`), the price a user pays before the command does anything."""
+    from metrics_manual.cli.main import COMMANDS
+
+    floor = statistics.median(cpu_of([sys.executable, "-c", "pass"]) for _ in range(runs))
+    entry = [sys.executable, "-m", "metrics_manual"]
+    cases = {f"{name} --help": [name, "--help"] for name in sorted(COMMANDS)}
+    cases |= {"--help": ["--help"], "--version": ["--version"], "validate (the real tree)": ["validate"]}
+    print(f"[startup] python -c pass: {floor:.3f} s CPU (the floor); median of {runs} runs, beyond it:")
+    for label, args in cases.items():
+        cpu = statistics.median(cpu_of([*entry, *args]) for _ in range(runs))
+        print(f"[startup]   metrics-manual {label:<26} {cpu - floor:.3f} s")
+
+
 def realistic_event_log(path: Path, mb: int, metric_share: float = 0.09) -> int:
     """An event log whose metric lines are about `metric_share` of the bytes (the rest: weight checksums)."""
     groups, _ = _catalog_keys()
@@ -854,7 +869,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1,000 metrics instead of 10,000, one run each")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--part", choices=("all", "manual", "judge", "realistic", "console", "derive", "serve", "follow"), default="all"
+        "--part",
+        choices=("all", "startup", "manual", "judge", "realistic", "console", "derive", "serve", "follow"),
+        default="all",
     )
     parser.add_argument(
         "--judge-mb",
@@ -871,6 +888,8 @@ def main() -> None:
     # The package's bytecode, as an installed package has it: this machine sets PYTHONDONTWRITEBYTECODE,
     # and compiling the package's own modules at each start would be timed with every command.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tools" / "metrics_manual")], check=True)
+    if args.part in ("all", "startup") and not args.validate:
+        startup_report(args.runs)
     if args.part in ("all", "judge") and not args.validate:
         judge_report(100 if args.quick else args.judge_mb or 1000)
     if args.part in ("all", "realistic") and not args.validate:
@@ -885,7 +904,7 @@ def main() -> None:
         serve_report(3 if args.quick else 5)
     if args.part in ("all", "follow") and not args.validate:
         follow_report([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
-    if args.part in ("judge", "realistic", "console", "derive", "serve", "follow"):
+    if args.part in ("startup", "judge", "realistic", "console", "derive", "serve", "follow"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         real = Path(tmp) / "real"

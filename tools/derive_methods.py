@@ -42,8 +42,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from metrics_manual.derive import corridor  # noqa: E402
+from metrics_manual.derive.methods import DEFAULT_METHOD  # noqa: E402
 from metrics_manual.derive.stats import (  # noqa: E402
-    DEFAULT_METHOD,
     MedianRange,
     Method,
     band_bounds,
@@ -52,8 +52,8 @@ from metrics_manual.derive.stats import (  # noqa: E402
     round_up,
 )
 from metrics_manual.derive.trend import trend  # noqa: E402
-from metrics_manual.model.kinds import DEFAULT_RTOL  # noqa: E402
 from metrics_manual.model.schema import DOMAIN_BOUNDS, Domain  # noqa: E402
+from metrics_manual.model.tolerance import DEFAULT_RTOL  # noqa: E402
 
 Series = dict[str, dict[int, float]]
 

@@ -51,6 +51,30 @@ def test_the_command_alone_imports_no_command_module() -> None:
     assert not loaded & {*HEAVY, "pydantic", "yaml"}, loaded & {*HEAVY, "pydantic", "yaml"}
 
 
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_commands_help_loads_no_model(command: str) -> None:
+    """`metrics-manual COMMAND --help` prints its options from click and the command's words alone: no
+    pydantic model, no YAML reader, no template (the help is what a newcomer runs first)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys, json\nsys.argv = ['metrics-manual', {command!r}, '--help']\n"
+            "from metrics_manual.cli.main import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    print(json.dumps(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    *help_text, modules = out.stdout.splitlines()
+    assert f"Usage: metrics-manual {command}" in "\n".join(help_text)
+    loaded = set(json.loads(modules))
+    heavy = {m for m in loaded if m.split(".")[0] in {*HEAVY, "pydantic", "yaml", "ruamel"}}
+    heavy |= {m for m in loaded if m.startswith("metrics_manual.model.") and m != "metrics_manual.model.tolerance"}
+    assert not heavy, sorted(heavy)
+
+
 @pytest.mark.parametrize("command", ["validate", "judge", "export", "list"])
 def test_reading_commands_import_neither_the_site_nor_mkdocs(command: str) -> None:
     module = COMMANDS[command][0]

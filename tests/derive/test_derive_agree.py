@@ -20,7 +20,8 @@ import pytest
 
 from conftest import REPO, run_cli, snapshot
 from derive_helpers import SEEDS_CATALOG, seed_run, seeds_project, write_runs
-from metrics_manual.derive.stats import DEFAULT_METHOD, Method, band_bounds
+from metrics_manual.derive.methods import DEFAULT_METHOD
+from metrics_manual.derive.stats import Method, band_bounds
 from metrics_manual.source.load import load_manual
 from run_forms import write as write_form
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from metrics_manual.judge.judging import judge as _judge
 from metrics_manual.judge.profile_file import ProfileFileError, read_profile_file
 from metrics_manual.judge.verdict import Judgement, Result
-from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.schema import (
     AtStep,
     Band,
@@ -32,6 +31,7 @@ from metrics_manual.model.schema import (
     ProfileExport,
     UnknownMetric,
 )
+from metrics_manual.model.tolerance import DEFAULT_RTOL
 from metrics_manual.runs.read import read_run
 from metrics_manual.runs.run import Run
 from metrics_manual.runs.steps import StepRanges

@@ -1,5 +1,9 @@
 """`metrics-manual derive`: compute a profile's ranges from two or three runs and write them back,
-or make a new profile from them (the plan: derive/plan.py)."""
+or make a new profile from them (the plan: derive/plan.py).
+
+Only click and the command's words are imported with the module (its --help pays for nothing more);
+the runs, the model and the statistics are imported when the command runs.
+"""
 
 from __future__ import annotations
 
@@ -8,26 +12,25 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from metrics_manual.cli.common import EXIT_DRIFT, fail, root_option
-from metrics_manual.derive.captures import display_path
-from metrics_manual.derive.new_profile import NewProfile, parse_hardware
-from metrics_manual.derive.plan import DerivePlan, RunArg, plan_derivation
-from metrics_manual.derive.stats import DEFAULT_METHOD, Method, Options
-from metrics_manual.derive.write import write_plan
+from metrics_manual.derive.methods import DEFAULT_METHOD
 from metrics_manual.diagnostics.finding import ManualError, UsageError
-from metrics_manual.disk.switch import locked
-from metrics_manual.model.schema import SLUG_PATTERN
-from metrics_manual.runs import read as runs_reader
-from metrics_manual.source.load import did_you_mean, load_manual
-from metrics_manual.source.root import find_root
+from metrics_manual.runs.forms import RUN_FORMATS
 from metrics_manual.text import inert
+
+if TYPE_CHECKING:
+    from metrics_manual.derive.new_profile import NewProfile
+    from metrics_manual.derive.plan import DerivePlan, RunArg
 
 
 def parse_runs(values: tuple[str, ...]) -> list[RunArg]:
+    from metrics_manual.derive.plan import RunArg
+    from metrics_manual.model.schema import SLUG_PATTERN
+
     out: list[RunArg] = []
     for value in values:
         name, sep, path = value.partition("=")
@@ -155,7 +158,7 @@ NEW_PROFILE = "A new profile (an id no profile has yet) also takes"
 @click.option("--code-commit", default=None, help="The Miles commit the runs were made with.")
 @click.option(
     "--input-format",
-    type=click.Choice(("auto", *runs_reader.RUN_FORMATS)),
+    type=click.Choice(("auto", *RUN_FORMATS)),
     default="auto",
     show_default=True,
     help="The form of the runs' files (default: detected from their content), as for judge.",
@@ -226,6 +229,14 @@ def derive_command(
     does not range is named, with why; --add-keys TEAM documents the keys no catalog has in your
     team's catalog (ranges/catalogs/TEAM.yaml) and ranges them. Takes the project's lock, as build does.
     """
+    from metrics_manual.derive.new_profile import parse_hardware
+    from metrics_manual.derive.plan import plan_derivation
+    from metrics_manual.derive.stats import Method, Options
+    from metrics_manual.disk.switch import locked
+    from metrics_manual.model.schema import SLUG_PATTERN
+    from metrics_manual.source.load import load_manual
+    from metrics_manual.source.root import find_root
+
     try:
         project = find_root(root)
         options = Options(
@@ -265,6 +276,9 @@ def _new_profile(
     profile_id: str, known: list[str], title: str | None, setup: dict[str, Any], given: list[str]
 ) -> NewProfile | None:
     """The new profile the options describe, or None when `profile_id` is a profile of the project."""
+    from metrics_manual.derive.new_profile import NewProfile
+    from metrics_manual.source.load import did_you_mean
+
     if profile_id in known:
         if title is not None or given:
             raise UsageError(
@@ -298,6 +312,9 @@ def _diffs(project: Path, p: DerivePlan) -> str:
 
 
 def _show_and_write(project: Path, p: DerivePlan, write: bool, fmt: str = "text") -> None:
+    from metrics_manual.derive.captures import display_path
+    from metrics_manual.derive.write import write_plan
+
     if fmt == "text":
         report(p, write)
         rel = p.profile_file.relative_to(project).as_posix()

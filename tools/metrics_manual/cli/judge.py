@@ -1,4 +1,8 @@
-"""`metrics-manual judge`: is this run normal? One verdict per expectation of a profile."""
+"""`metrics-manual judge`: is this run normal? One verdict per expectation of a profile.
+
+Only click and the command's words are imported with the module (its --help pays for nothing more);
+the profile, the readers and the rules are imported when the command runs.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +11,25 @@ import re
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from metrics_manual.api import load_profile
 from metrics_manual.cli.common import fail, progress_bar, root_option
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.finding import Finding, ManualError, UsageError
 from metrics_manual.diagnostics.report import report as report_findings
-from metrics_manual.judge.judging import judge, judged_keys
-from metrics_manual.judge.profile_file import TAKES, ProfileFileError
-from metrics_manual.judge.report_text import OUTPUTS, render
-from metrics_manual.judge.verdict import Judgement
-from metrics_manual.model.kinds import DEFAULT_RTOL
-from metrics_manual.model.schema import ProfileExport
-from metrics_manual.runs.read import RUN_FORMATS, RunInputError, read_run
-from metrics_manual.runs.run import Run
-from metrics_manual.runs.steps import StepRanges
+from metrics_manual.judge.outputs import OUTPUTS
+from metrics_manual.model.tolerance import DEFAULT_RTOL
+from metrics_manual.runs.forms import RUN_FORMATS
 from metrics_manual.runs.values import MAX_STEP
-from metrics_manual.source.root import find_root
 from metrics_manual.text import shown_path
+
+if TYPE_CHECKING:
+    from metrics_manual.judge.verdict import Judgement
+    from metrics_manual.model.schema import ProfileExport
+    from metrics_manual.runs.run import Run
+    from metrics_manual.runs.steps import StepRanges
 
 EXIT_INPUT = 2
 # ASCII: `\d` and `\s` would take any script's digits ('１', '٣') and spaces.
@@ -35,6 +38,8 @@ _RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$", re.ASCII)
 
 def parse_steps(text: str) -> StepRanges:
     """'3,7-9' -> the ranges 3-3 and 7-9 (held as ranges, never as sets of steps); ValueError on anything else."""
+    from metrics_manual.runs.steps import StepRanges
+
     spans: list[tuple[int, int]] = []
     for part in text.split(","):
         m = _RANGE.match(part)
@@ -53,6 +58,9 @@ def load_profile_arg(value: str, root: str | None) -> tuple[ProfileExport, dict[
     """--profile: a profile id of the project, or the path of an exported profile (JSON or YAML as
     `export` writes it). Returns the profile, the step keys and the project root (None outside one).
     ProfileFileError for a path that is no exported profile (a folder, a pipe, a CSV ...)."""
+    from metrics_manual.api import load_profile
+    from metrics_manual.source.root import find_root
+
     path = Path(value)
     try:
         mode: int | None = os.stat(path).st_mode
@@ -79,6 +87,7 @@ def load_profile_arg(value: str, root: str | None) -> tuple[ProfileExport, dict[
 
 def _profile_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path]:
     from metrics_manual.exports.profile import exported_profile  # the source's reader: only for a profile id
+    from metrics_manual.source.root import find_root
 
     project = find_root(root)
     manual, profile = exported_profile(project, value)
@@ -88,6 +97,8 @@ def _profile_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, 
 def _folder_or_id(value: str, root: str | None) -> tuple[ProfileExport, dict[str, str], Path]:
     """A folder given as --profile: the project's profile of that name if there is one (a folder
     named like an id where judge runs), else a finding that says it is a folder."""
+    from metrics_manual.judge.profile_file import TAKES, ProfileFileError
+
     at = shown_path(value)
     folder = ProfileFileError(
         at, [Finding(at, 1, 1, f"a folder, not a profile; {TAKES}", code=codes.NOT_A_PROFILE_FILE)]
@@ -197,6 +208,12 @@ def judge_command(
     judged, 2 on bad input (also a corrupt or hostile line in the run's files: the verdicts are
     printed all the same).
     """
+    from metrics_manual.judge.judging import judge, judged_keys
+    from metrics_manual.judge.profile_file import ProfileFileError
+    from metrics_manual.judge.report_text import render
+    from metrics_manual.runs.read import RunInputError, read_run
+    from metrics_manual.runs.steps import StepRanges
+
     excluded = StepRanges()
     try:
         excluded = parse_steps(exclude_steps) if exclude_steps.strip() else excluded
@@ -260,6 +277,7 @@ def _follow(
     """--follow: each finding printed the moment it is certain (text, or one JSON object a line; on
     stderr for JUnit and GitHub, whose document is the verdict); the verdict and its run at the end."""
     from metrics_manual.judge.follow import LiveFinding, follow
+    from metrics_manual.judge.judging import judged_keys
     from metrics_manual.runs.follow import RunFollower
 
     def report(f: LiveFinding) -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from metrics_manual.cli.common import fail, root_option
 from metrics_manual.diagnostics.finding import ManualError
-from metrics_manual.source.load import Manual, load_manual
-from metrics_manual.source.root import find_root
+
+if TYPE_CHECKING:
+    from metrics_manual.source.load import Manual
 
 
 def metric_rows(manual: Manual) -> list[dict[str, Any]]:
@@ -59,6 +60,9 @@ def _table(rows: list[list[str]]) -> str:
 def list_command(root: str | None, what: str, fmt: str) -> None:
     """List the documented metrics (key, section, unit, the profiles that range it) or the profiles."""
     try:
+        from metrics_manual.source.load import load_manual
+        from metrics_manual.source.root import find_root
+
         manual = load_manual(find_root(root))
     except ManualError as err:
         fail(err, fmt if fmt == "json" else "text")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple, assert_never
 
 from metrics_manual.derive import corridor
+from metrics_manual.derive.methods import DEFAULT_METHOD
 from metrics_manual.derive.trend import trend
 from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import Code
@@ -29,7 +30,6 @@ from metrics_manual.exports.document import export_document
 from metrics_manual.judge.judging import judge
 from metrics_manual.judge.verdict import Result
 from metrics_manual.model import kinds
-from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import count_steps, num
 from metrics_manual.model.schema import (
     DOMAIN_BOUNDS,
@@ -48,6 +48,7 @@ from metrics_manual.model.schema import (
     Span,
     Window,
 )
+from metrics_manual.model.tolerance import DEFAULT_RTOL
 from metrics_manual.runs.run import Run
 from metrics_manual.runs.series import Series
 from metrics_manual.runs.steps import named_steps
@@ -90,7 +91,6 @@ def round_near(value: float, digits: int) -> float | int:
 # --- methods ----------------------------------------------------------------------------
 
 
-DEFAULT_METHOD = "margin:0.25"  # measured: tools/derive_methods.py, docs/deriving.md
 BIGGEST = sys.float_info.max
 
 

@@ -35,9 +35,9 @@ from metrics_manual.judge.verdict import (
     Verdict,
 )
 from metrics_manual.model.keys import KeySet
-from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import count_steps, describe
 from metrics_manual.model.schema import Expectation, MetricExport, ProfileExport
+from metrics_manual.model.tolerance import DEFAULT_RTOL
 from metrics_manual.runs.renames import fold
 from metrics_manual.runs.run import Run, gap_findings
 from metrics_manual.runs.steps import StepRanges, named_steps

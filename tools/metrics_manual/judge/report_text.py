@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from metrics_manual.diagnostics.codes import CODES
+from metrics_manual.judge.outputs import OUTPUTS
 from metrics_manual.judge.verdict import Judgement, NotJudged, Problem, Result, Span, Uncovered
 from metrics_manual.model.phrase import num, plain
 from metrics_manual.text import github_data, github_property, inert, xml_chars
 
-OUTPUTS = ("text", "json", "junit", "github")
 _LABEL = {"pass": "PASS ", "fail": "FAIL ", "error": "ERROR"}
 NOT_JUDGED_SHOWN = 40  # the not-judged lines listed one by one (the run's unknown keys are 26 of them at most)
 UNCOVERED_SHOWN = 40  # the metrics with steps no expectation covers, listed one by one

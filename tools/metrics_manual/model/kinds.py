@@ -29,10 +29,6 @@ from metrics_manual.model.schema import (
     Window,
 )
 
-# The relative tolerance of an expectation that states none (judge's --rtol, the site's value checker,
-# derive's floor under a median's spread).
-DEFAULT_RTOL = 0.10
-
 Kind = Literal["band", "median", "exact", "presence", "corridor"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 

@@ -21,9 +21,9 @@ from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.markdown import code, literal
 from metrics_manual.model import kinds
 from metrics_manual.model.domain import bounds
-from metrics_manual.model.kinds import DEFAULT_RTOL
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
+from metrics_manual.model.tolerance import DEFAULT_RTOL
 from metrics_manual.runs.run import Run
 from metrics_manual.site.audit import audit
 from metrics_manual.site.curves import page_context, reference_words
