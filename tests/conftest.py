@@ -197,6 +197,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # of its own, as with --dist load.
 SHARED_FIXTURES = {
     "tests/site/test_browser.py": "by parameter",
+    "tests/site/test_many_profiles.py": "by parameter",
     "tests/project/test_security.py": "whole module",
     "tests/project/test_types.py": "whole module",
     "tests/site/test_site.py": "whole module",

@@ -1,9 +1,11 @@
-"""Helpers of the site tests: a strict MkDocs build in a real process, and waiting on a local server."""
+"""Helpers of the site tests: a strict MkDocs build in a real process, waiting on a local server, and
+fixture trees of many profiles."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import shutil
@@ -113,3 +115,63 @@ def built_reference(site: Path) -> str:
     folder = site / "reference/metrics"
     pages = sorted(folder.glob("*/index.html"))
     return "\n".join(p.read_text("utf-8") for p in [*pages, folder / "index.html"])
+
+
+# A title that HTML, Markdown and Jinja would each read as syntax: shown as typed, in a picker option too.
+HOSTILE_TITLE = "Team 2: <b>MoE</b> & *sparse* | {{ x }} `y`"
+
+
+def many_profiles_catalog() -> str:
+    """The tiny catalog with an entry as full as the real manual's: a meaning of three lines on a
+    phone, the lab's words against the code's, a code origin with its evidence line."""
+    from conftest import TINY_CATALOG
+
+    return TINY_CATALOG.replace(
+        "        meaning: the gradient norm\n",
+        "        meaning: the gradient norm, the global L2 norm of the actor's gradients as the optimizer returns it, taken before the\n"
+        "          step clips them; 0 when the optimizer is off\n"
+        "        lab_vs_code:\n"
+        "          - lab: the gradient norm\n"
+        "            code: the norm of the whole model's gradient before clipping, summed over every parallel rank\n"
+        "        origin:\n"
+        "          path: pkg/backends/training_utils/model_utils.py\n"
+        "          symbol: train_one_step\n"
+        "          line: 624\n"
+        "          evidence: 'update_successful, grad_norm, num_zeros_in_grad = optimizer.step()'\n"
+        "          computed: the L2 norm\n"
+        "          logged: every step\n",
+    )
+
+
+def many_profiles(n: int) -> dict[str, str]:
+    """id -> text of `n` profiles of the tiny catalog, each with the ranges a derived profile has (a
+    trending band with three source tags, a median, a band and a window, an exact value, presence),
+    its numbers its own: profile i's reward band is i/10 to i/10 + 0.05, so a value lies inside one
+    profile's band only. Every third profile has no range of the answer length; the second's title
+    is HOSTILE_TITLE. Made here rather than written `n` times."""
+    from conftest import TINY_PROFILE
+
+    head = TINY_PROFILE.split("sources:")[0]
+    out = {}
+    for i in range(1, n + 1):
+        pid = f"team-{i:02d}"
+        title = HOSTILE_TITLE if i == 2 else f"Team {i}: Qwen3-8B on MATH, {i} H100"
+        seeds = "".join(
+            f"  seed-{k}: {{kind: capture, path: cap/{pid}/seed-{k}.json, keys: [seed-{k}]}}\n" for k in (1, 2, 3)
+        )
+        lengths = (
+            "" if i % 3 == 0 else f"  rollout/response_lengths:\n    - {{kind: median, value: {100 * i}, steps: 10}}\n"
+        )
+        out[pid] = (
+            head.replace("id: tiny", f"id: {pid}").replace("title: Tiny runs", f"title: {json.dumps(title)}")
+            + "sources:\n"
+            + seeds
+            + "expectations:\n"
+            + f"  rollout/raw_reward:\n    - {{kind: band, min: {i / 10}, max: {i / 10 + 0.05:.2f}, steps: 10, sources: [seed-1, seed-2, seed-3]}}\n"
+            + lengths
+            + f"  train/grad_norm:\n    - {{kind: band, min: {0.25 * i}, max: {4.5 * i}, sources: [seed-1, seed-2, seed-3]}}\n"
+            + f"    - {{kind: band, min: {i}, max: {3 * i}, window: {{first: 2}}, sources: [seed-1]}}\n"
+            + "  train/pg_clipfrac:\n    - {kind: exact, value: 0, at: every_step}\n"
+            + "  train/weight/*:\n    - {kind: presence}\n"
+        )
+    return out

@@ -1,9 +1,11 @@
-/* The metrics manual in the browser: "Is this value normal?" and a copy button on each metric key.
+/* The metrics manual in the browser: the reader's profile first, "Is this value normal?" and a copy
+   button on each metric key.
 
    Served by the site itself (no request leaves it). The form reads the profiles' JSON exports
    under export/, the same files tools read, and takes each range's words from the page, so it
    says what the entry says. Every text from the source is set as text (textContent, Option):
-   none is read as HTML. Without JavaScript the form stays hidden and the page reads fully. */
+   none is read as HTML; nodes the page holds are moved, never rewritten. Without JavaScript the
+   form and the profile picker stay hidden and the page shows every profile's ranges. */
 (function () {
   "use strict";
 
@@ -107,6 +109,117 @@
     return ["no range", ""];
   }
 
+  // --- the reader's profile ---------------------------------------------------------------------
+
+  // Picked once and remembered in this browser (localStorage); carried in the address as
+  // ?profile=ID, so a shared link shows its reader what its sender saw. A link's choice holds in
+  // its tab (sessionStorage) and never replaces the reader's own. The first profile by default.
+  const STORE = "metrics-manual.profile";
+  const picked = []; // what to do when the reader picks another profile
+
+  function recalled(storage) {
+    try {
+      return window[storage].getItem(STORE);
+    } catch (_) {
+      return null; // storage off (a private window, a file:// page): the choice lasts this page
+    }
+  }
+
+  function remember(storage, id) {
+    try {
+      window[storage].setItem(STORE, id);
+    } catch (_) {}
+  }
+
+  function profiles() {
+    const select = document.querySelector("form.mm-pick select");
+    return select ? [...select.options].map((o) => o.value) : [];
+  }
+
+  function chosenProfile(ids) {
+    const linked = new URLSearchParams(location.search).get("profile");
+    if (ids.includes(linked)) {
+      remember("sessionStorage", linked);
+      return linked;
+    }
+    for (const id of [recalled("sessionStorage"), recalled("localStorage")]) if (ids.includes(id)) return id;
+    return ids[0];
+  }
+
+  function inAddress(id) {
+    const url = new URL(location.href);
+    url.searchParams.set("profile", id);
+    try {
+      history.replaceState(history.state, "", url.href);
+    } catch (_) {} // a page opened from a file may refuse it
+  }
+
+  // Each entry: the profile's block of ranges in the first place, the others folded in profile order.
+  function entriesFirst(id, ids, fold) {
+    for (const others of document.querySelectorAll(".mm-entry details.mm-others")) {
+      const blocks = [...others.closest(".mm-entry").querySelectorAll(".mm-for")];
+      const shown = blocks.find((b) => !others.contains(b));
+      const mine = blocks.find((b) => b.dataset.profile === id);
+      if (mine && shown && mine !== shown) {
+        shown.replaceWith(mine);
+        for (const pid of ids) {
+          const block = blocks.find((b) => b.dataset.profile === pid);
+          if (block && block !== mine) others.append(block);
+        }
+      }
+      if (fold) others.open = false;
+    }
+  }
+
+  // Each table of ranges: the profile's column first (on a phone, the only one: extra.css).
+  function columnsFirst(id, ids) {
+    for (const table of document.querySelectorAll("table.mm-table")) {
+      for (const row of table.rows) {
+        const cells = [...row.cells].filter((c) => c.dataset.for);
+        const mine = cells.find((c) => c.dataset.for === id);
+        if (!mine || cells.length < 2) continue;
+        cells[0].before(mine);
+        let at = mine;
+        for (const pid of ids) {
+          const cell = cells.find((c) => c.dataset.for === pid);
+          if (cell && cell !== mine) {
+            at.after(cell);
+            at = cell;
+          }
+        }
+        for (const cell of cells) cell.classList.toggle("mm-chosen", cell === mine);
+      }
+      table.classList.add("mm-picked");
+    }
+  }
+
+  function profileChoice() {
+    const ids = profiles();
+    if (ids.length < 2) return ids[0] || null;
+    let id = chosenProfile(ids);
+    const form = document.querySelector("form.mm-pick");
+    const select = form.querySelector("select");
+    const show = (fold) => {
+      select.value = id;
+      entriesFirst(id, ids, fold);
+      columnsFirst(id, ids);
+    };
+    show(true);
+    inAddress(id);
+    select.addEventListener("change", () => {
+      if (!ids.includes(select.value)) return;
+      id = select.value;
+      remember("localStorage", id);
+      remember("sessionStorage", id);
+      inAddress(id);
+      show(false);
+      for (const then of picked) then(id);
+    });
+    form.addEventListener("submit", (event) => event.preventDefault());
+    form.hidden = false;
+    return id;
+  }
+
   // --- the form ------------------------------------------------------------------------------
 
   function parseNumber(text) {
@@ -132,7 +245,8 @@
     return e.kind;
   }
 
-  function setUp(form, docs) {
+  function setUp(form, docs, chosen) {
+    let current = chosen;
     const select = form.querySelector("select[name=metric]");
     const valueBox = form.querySelector("input[name=value]");
     const stepBox = form.querySelector("input[name=step]");
@@ -181,31 +295,42 @@
         out.append(el("p", "mm-check-error", "A step is a whole number from 0."));
         return;
       }
-      const list = el("ul");
-      for (const r of m.ranges) {
-        if (!r.expectations.length) {
-          const li = el("li", "mm-check-none");
-          li.dataset.profile = r.profile.id;
-          li.dataset.verdict = "no range";
-          li.append(el("span", "mm-verdict", "no range"), el("span", "mm-profile", r.profile.title));
-          list.append(li);
-          continue;
+      // The reader's profile judges; the others' verdicts are folded below it.
+      const mine = m.ranges.filter((r) => r.profile.id === current);
+      const others = m.ranges.filter((r) => r.profile.id !== current);
+      const verdicts = (ranges) => {
+        const list = el("ul");
+        for (const r of ranges) {
+          if (!r.expectations.length) {
+            const li = el("li", "mm-check-none");
+            li.dataset.profile = r.profile.id;
+            li.dataset.verdict = "no range";
+            li.append(el("span", "mm-verdict", "no range"), el("span", "mm-profile", r.profile.title));
+            list.append(li);
+            continue;
+          }
+          r.expectations.forEach((e, i) => {
+            const [verdict, words] = judge(e, value, step, rtol);
+            const li = el("li", "mm-check-" + verdict.replace(" ", "-"));
+            li.dataset.profile = r.profile.id;
+            li.dataset.verdict = verdict;
+            li.append(
+              el("span", "mm-verdict", verdict),
+              el("span", "mm-range", phrase(r.profile.id, select.value, i, e)),
+              el("span", "mm-profile", r.profile.title),
+              el("span", "mm-check-words", words ? ": " + words : ""),
+            );
+            list.append(li);
+          });
         }
-        r.expectations.forEach((e, i) => {
-          const [verdict, words] = judge(e, value, step, rtol);
-          const li = el("li", "mm-check-" + verdict.replace(" ", "-"));
-          li.dataset.profile = r.profile.id;
-          li.dataset.verdict = verdict;
-          li.append(
-            el("span", "mm-verdict", verdict),
-            el("span", "mm-range", phrase(r.profile.id, select.value, i, e)),
-            el("span", "mm-profile", r.profile.title),
-            el("span", "mm-check-words", words ? ": " + words : ""),
-          );
-          list.append(li);
-        });
+        return list;
+      };
+      out.append(verdicts(mine.length ? mine : others));
+      if (mine.length && others.length) {
+        const more = el("details", "mm-check-others");
+        more.append(el("summary", "", "Other profiles (" + others.length + ")"), verdicts(others));
+        out.append(more);
       }
-      out.append(list);
     }
 
     for (const box of [select, valueBox, stepBox]) box.addEventListener("input", update);
@@ -215,12 +340,27 @@
       pickFromHash();
       update();
     });
+    picked.push((id) => {
+      current = id;
+      update();
+    });
     pickFromHash();
     update();
-    form.hidden = false;
+    showAbove(form);
   }
 
-  function valueCheck() {
+  // The form shows once the exports are read, after a link has landed on an entry below it: the
+  // entry stays where the reader sees it rather than moving down by the form's height.
+  function showAbove(form) {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const target = id ? document.getElementById(id) : null;
+    const below = target && form.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING;
+    const before = below ? target.getBoundingClientRect().top : NaN;
+    form.hidden = false;
+    if (before >= 0 && before < window.innerHeight) window.scrollBy(0, target.getBoundingClientRect().top - before);
+  }
+
+  function valueCheck(chosen) {
     const form = document.querySelector("form.mm-check");
     if (!form) return;
     const ids = (form.dataset.profiles || "").split(" ").filter((id) => /^[a-z0-9-]+$/.test(id));
@@ -232,7 +372,7 @@
     const base = new URL(root.replace(/\/?$/, "/") + (form.dataset.export || "export/"), location.href);
     if (base.origin !== location.origin) return; // the exports of this site only
     Promise.all(ids.map((id) => fetch(new URL(id + ".json", base)).then((r) => (r.ok ? r.json() : Promise.reject(r.status)))))
-      .then((docs) => setUp(form, docs))
+      .then((docs) => setUp(form, docs, chosen))
       .catch((error) => console.warn("metrics manual: the value checker is off:", error)); // offline from a file, or an export missing: the page reads on
   }
 
@@ -269,8 +409,9 @@
   }
 
   function start() {
+    const chosen = profileChoice();
     copyButtons();
-    valueCheck();
+    valueCheck(chosen);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

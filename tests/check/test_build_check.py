@@ -95,12 +95,12 @@ def test_drift_number_changed_in_ranges_only(tiny: Path) -> None:
         in result.stdout
     )
     assert re.search(
-        r'^-- <span class="mm-range[^>]*>0\.5 to 0\.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
+        r'^- +<li><span class="mm-range[^>]*>0\.5 to 0\.9 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
         result.stdout,
         re.M,
     )
     assert re.search(
-        r'^\+- <span class="mm-range[^>]*>0\.5 to 0\.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
+        r'^\+ +<li><span class="mm-range[^>]*>0\.5 to 0\.95 per step over 10 steps</span> <span class="mm-profile">Tiny runs</span>',
         result.stdout,
         re.M,
     )
@@ -138,9 +138,9 @@ def test_drift_template_changed(tiny: Path) -> None:
 def test_drift_template_drops_a_value(tiny: Path) -> None:
     """A template bug that loses a number fails even when the committed page matches it."""
     edit(
-        tiny / "templates/pages/reference/metrics/[section].md.j2",
-        "{% for e in p.expectations.get(metric.key, []) %}",
-        "{% for e in p.expectations.get(metric.key, [])[:1] %}",
+        tiny / "templates/macros.md.j2",  # a profile's ranges in an entry
+        "{% for e in p.expectations.get(metric.key, []) %}\n    <li>",
+        "{% for e in p.expectations.get(metric.key, [])[:1] %}\n    <li>",
     )
     build(tiny)
     result = check(tiny)

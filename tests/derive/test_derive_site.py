@@ -60,7 +60,8 @@ def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> N
     curves = ReferenceCurves(manual, captured_runs_by_profile(derived, manual.profiles, manual.catalog))
     captured = {k for run in map(seed_run, (1, 2, 3)) for k in run.series}
     for metric in manual.metrics.values():
-        drawings = curves(metric)
+        assert curves(metric, manual.profile("elsewhere")) == [], metric.key  # its captures are not here
+        drawings = curves(metric, manual.profile("seeds"))
         if metric.key not in captured:
             assert drawings == []
             continue
@@ -76,8 +77,9 @@ def test_curves_draw_each_captured_metric_once_with_its_runs(derived: Path) -> N
 def test_no_curves_without_captures_in_the_project(derived: Path, tmp_path: Path) -> None:
     manual = load_manual(derived)
     assert all(
-        ReferenceCurves(manual, captured_runs_by_profile(tmp_path, manual.profiles, manual.catalog))(m) == []
+        ReferenceCurves(manual, captured_runs_by_profile(tmp_path, manual.profiles, manual.catalog))(m, p) == []
         for m in manual.metrics.values()
+        for p in manual.profiles
     )  # the captures are not there
 
 
@@ -142,9 +144,10 @@ def test_each_captured_metric_draws_its_runs(derived: Path, browser) -> None:
         page = browser.new_page()
         outside: list[str] = []
         page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((base, "data:")) else None)
-        page.goto(f"{base}/reference/metrics/{next(s for s, ts in titles.items() if ts)}/")
+        # The reader of the derived profile (the second: the other is folded for its readers).
+        page.goto(f"{base}/reference/metrics/{next(s for s, ts in titles.items() if ts)}/?profile=seeds")
         shown = page.locator(".mm-curves svg > title").all_text_contents()
         assert shown == next(ts for ts in titles.values() if ts)
-        assert page.locator(".mm-curves svg").first.is_visible()
+        assert page.locator(".mm-curves svg").first.evaluate("svg => svg.checkVisibility()")
         page.close()
     assert outside == []

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import run_cli, snapshot
 from derive_helpers import seed_run, seeds_project, write_runs
-from metrics_manual.cli import derive as derive_cli
+from metrics_manual.derive import plan as derive_plan
 from metrics_manual.derive import write as derive_write
 from metrics_manual.disk.files import WriteError
 from metrics_manual.source.load import load_manual
@@ -69,14 +69,14 @@ def test_a_new_profile_without_a_profiles_folder_makes_the_folder_with_write(tmp
 
 def _then(monkeypatch: pytest.MonkeyPatch, act: Any) -> None:
     """Run `act(project)` after derive has planned and before it writes: another program's change meanwhile."""
-    plan = derive_cli.plan_derivation
+    plan = derive_plan.plan_derivation
 
     def planned(project: Path, *args: Any, **kwargs: Any) -> Any:
         p = plan(project, *args, **kwargs)
         act(project)
         return p
 
-    monkeypatch.setattr(derive_cli, "plan_derivation", planned)
+    monkeypatch.setattr(derive_plan, "plan_derivation", planned)  # the command imports it when it runs
 
 
 def test_a_profiles_folder_linked_in_after_the_plan_is_not_written_through(

@@ -1,10 +1,12 @@
-"""A second team's first day, from the docs alone, keeps CI green.
+"""A second team's first day, from the docs alone, keeps CI green; and so do a third's and a fourth's.
 
 On a copy of the project, with three generated runs where docs/deriving.md puts them, this test runs
 the commands of its first section as they are written there (the dry run first, then the commands),
-judges a next clean run, longer, with the section's judge command and judge's defaults, and then
-runs every test that reads the real tree (marked `real_tree`) against that copy
-(METRICS_MANUAL_PROJECT), as `make test` would in the team's clone.
+judges a next clean run, longer, with the section's judge command and judge's defaults. Two more
+teams then follow the same section with a profile id, a title and runs of their own (a manual grows
+by profiles). Then it runs every test that reads the real tree (marked `real_tree`: validity,
+agreement, a strict build) against that copy of four profiles (METRICS_MANUAL_PROJECT), as
+`make test` would in the fourth team's clone.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ def first_profile_commands(page: str) -> list[list[list[str]]]:
         [shlex.split(line, comments=True) for line in block.replace("\\\n", " ").splitlines() if line.strip()]
         for block in blocks
     ]
+
+
+def as_team(commands: list[list[str]], team: str) -> list[list[str]]:
+    """The section's commands as another team types them: its profile id, its title, its runs."""
+    derive, *rest = commands
+    profile = derive[derive.index("--profile") + 1]
+    mine = [a.replace(profile, team).replace("runs/", f"runs/{team}/") for a in derive]
+    title = mine.index("--title") + 1
+    mine[title] = f"{team}: {mine[title]}"
+    return [mine, *rest]
 
 
 def _runs(command: list[str]) -> dict[str, str]:
@@ -70,6 +82,19 @@ def test_following_docs_deriving_keeps_the_project_and_its_tests_green(tmp_path:
     write_form("events", clean_run(len(runs) + 1, STEPS * 3 // 2, horizon=STEPS), root / judge[-1])
     judged = run_cli(*judge[1:], cwd=root)
     assert judged.returncode == 0, f"{shlex.join(judge)}\n{judged.stdout}{judged.stderr}"
+
+    # A third and a fourth team follow the same section, each with its own seeds.
+    for n, team in enumerate(("moe-team", "lora-team"), 1):
+        team_commands = as_team(commands, team)
+        for seed, path in enumerate(_runs(team_commands[0]).values(), 1 + 10 * n):
+            write_form("events", clean_run(seed, STEPS), root / path)
+        for command in team_commands:
+            ran = run_cli(*command[1:], cwd=root)
+            assert ran.returncode == 0, f"{shlex.join(command)}\n{ran.stdout}{ran.stderr}"
+        assert (root / f"ranges/profiles/{team}.yaml").is_file() and (root / f"docs/profiles/{team}.md").is_file()
+    assert (
+        len(list((root / "ranges/profiles").glob("*.yaml"))) == len(list((REPO / "ranges/profiles").glob("*.yaml"))) + 3
+    )
 
     # What CI runs in the team's clone: every test of the real tree, against this copy.
     tests = subprocess.run(

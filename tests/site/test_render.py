@@ -18,7 +18,7 @@ from metrics_manual.model.phrase import num
 from metrics_manual.model.schema import CodeRepository
 from metrics_manual.site.render import code_url, path_breaks, render_pages
 from metrics_manual.source.load import load_manual
-from site_helpers import reference_text
+from site_helpers import HOSTILE_TITLE, many_profiles, many_profiles_catalog, reference_text
 
 
 def test_tiny_pages_match_golden(tiny: Path, golden) -> None:
@@ -258,6 +258,33 @@ def test_a_second_profile_shows_next_to_the_first(tmp_path: Path) -> None:
     assert "[Big runs](big.md)" in files["docs/profiles/index.md"]
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_each_profile_has_a_block_the_first_one_out_of_the_fold(tmp_path: Path, n: int) -> None:
+    """The page as it reads without JavaScript: every profile's block, the first one's first, the
+    others' in a fold that is open; each block's drawing on the axis the entry's drawings share; a
+    picker of every profile by its title as typed (hidden: the script shows it) from two profiles."""
+    root = write_project(tmp_path, many_profiles_catalog(), many_profiles(n))
+    manual, files = generate(root)
+    ids = [p.id for p in manual.profiles]
+    page = files["docs/reference/metrics/training.md"]
+    grad = entry(page, "m-train-grad_norm")
+    blocks = [(m.start(), m.group(1)) for m in re.finditer(r'<div class="mm-for" data-profile="([^"]+)">', grad)]
+    assert [pid for _, pid in blocks] == ids
+    fold = re.search(r'<details class="mm-others" open><summary>Other profiles \((\d+)\)</summary>', grad)
+    if n == 1:
+        assert fold is None and "mm-pick" not in page
+        return
+    assert fold and fold.group(1) == str(n - 1)
+    assert blocks[0][0] < fold.start() < blocks[1][0] and blocks[-1][0] < grad.index("</details>")
+    axes = re.findall(r'data-axis-min="([^"]+)" data-axis-max="([^"]+)"', grad)
+    assert len(axes) == n and len(set(axes)) == 1  # a drawing each, one axis
+    picker = re.search(r'<form class="mm-pick" hidden[^>]*>(.*?)</form>', page)
+    assert picker
+    options = re.findall(r'<option value="([^"]+)">(.*?)</option>', picker.group(1))
+    assert [(pid, _seen(title)) for pid, title in options] == [(p.id, p.title) for p in manual.profiles]
+    assert HOSTILE_TITLE in [p.title for p in manual.profiles] and "<b>" not in picker.group(1)
+
+
 def test_one_entry_per_metric_in_catalog_order(tiny: Path) -> None:
     manual = load_manual(tiny)
     page = reference_text(render_pages(manual, tiny))
@@ -413,12 +440,12 @@ def test_read_back_finds_what_the_page_gets_wrong(tiny: Path) -> None:
     window = next(
         line
         for line in training.splitlines(keepends=True)
-        if line.startswith("- <span") and ">1 to 3 per step in the first 2 steps<" in line
+        if line.startswith("    <li><span") and ">1 to 3 per step in the first 2 steps<" in line
     )
     clip = next(
         line
         for line in training.splitlines(keepends=True)
-        if line.startswith("- <span") and ">0 at every step<" in line
+        if line.startswith("    <li><span") and ">0 at every step<" in line
     )
     # A line of one metric moved into another metric's entry.
     moved = training.replace(window, "").replace(clip, window + clip)

@@ -115,7 +115,8 @@ def whole_tokens(html_text: str) -> str:
 # A drawing is finished HTML on one line of a generated page (site/svg.py escapes every text in it).
 # Markdown adds nothing to it and search leaves it out, yet parsing it was most of the build:
 # the plugin holds each one out of Markdown and search, and puts it back into the finished page.
-_FINISHED = re.compile(r'^<div class="mm-(?:figure|curves)" data-search-exclude>.*</div>$', re.MULTILINE)
+# A drawing inside a list item is indented (its profile's block of ranges): the indent stays, the item goes on.
+_FINISHED = re.compile(r'^([ \t]*)(<div class="mm-(?:figure|curves)" data-search-exclude>.*</div>)$', re.MULTILINE)
 _SLOT = re.compile(r'<div class="mm-slot" data-mm-slot="(\d+)"></div>')
 
 
@@ -285,8 +286,8 @@ class MetricsManualPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         held: list[str] = []
 
         def hold(m: re.Match[str]) -> str:
-            held.append(m.group())
-            return f'<div class="mm-slot" data-mm-slot="{len(held) - 1}"></div>'
+            held.append(m.group(2))
+            return f'{m.group(1)}<div class="mm-slot" data-mm-slot="{len(held) - 1}"></div>'
 
         markdown = _FINISHED.sub(hold, markdown)
         self.held[page.file.src_uri] = held

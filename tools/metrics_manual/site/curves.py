@@ -24,19 +24,15 @@ def run_names(profile: Profile, sid: str) -> str:
 
 
 class ReferenceCurves:
-    """`curves(metric)` in a template: the drawings of one metric's captured runs and corridors."""
+    """`curves(metric, profile)` in a template: the drawings of one metric's captured runs and corridors
+    on a profile (its block of the metric's entry)."""
 
     def __init__(self, manual: Manual, captured: Mapping[str, Mapping[str, Run]]) -> None:
         self.manual, self.captured = manual, captured
 
-    def __call__(self, metric: Metric) -> list[str]:
-        """One inline SVG per profile with captured runs or a corridor of the metric (none without either)."""
-        blocks = []
-        for profile in self.manual.profiles:
-            for key in metric.members or [metric.key]:
-                if svg := self.drawing(profile, metric, key):
-                    blocks.append(svg)
-        return blocks
+    def __call__(self, metric: Metric, profile: Profile) -> list[str]:
+        """One inline SVG per key of the metric with captured runs or a corridor on the profile (none without either)."""
+        return [svg for key in metric.members or [metric.key] if (svg := self.drawing(profile, metric, key))]
 
     def drawing(self, profile: Profile, metric: Metric, key: str) -> str:
         """The captured runs of `key` on `profile` over its ranges, or its corridors alone; "" for neither."""
@@ -78,7 +74,7 @@ def reference_words(profile: Profile, e: Corridor) -> str:  # also a template fi
 def page_context(
     manual: Manual, captured: Mapping[str, Mapping[str, Run]], in_repo: Mapping[str, bool]
 ) -> dict[str, object]:
-    """What templates call: `curves(metric)` in a metric's entry, `captures_note(profile)` and
+    """What templates call: `curves(metric, profile)` in a metric's entry, `captures_note(profile)` and
     `corridors(profile)` on its page."""
     curves = ReferenceCurves(manual, captured)
     return {

@@ -80,8 +80,13 @@ def _row_height(e: Expectation) -> float:
     return _ROW + (_SWEEP_H - _MARK_H if isinstance(e, Corridor) else 0)
 
 
-def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None, domain: Bounds = UNBOUNDED) -> str:
-    """One metric's expectations on every profile, on one shared axis, as one-line inline SVG.
+def range_drawing(
+    rows: Sequence[tuple[str, Expectation]],
+    unit: str | None,
+    domain: Bounds = UNBOUNDED,
+    shared: Sequence[float] = (),
+) -> str:
+    """One metric's expectations on one or more profiles, on one shared axis, as one-line inline SVG.
 
     `rows` are (profile title, expectation) in the order they are drawn, one row each; a
     profile's title labels its first row, each row says its statistic ("median of 10 steps").
@@ -89,15 +94,16 @@ def range_drawing(rows: Sequence[tuple[str, Expectation]], unit: str | None, dom
     non-negative quantity from 0) and leaves the band room elsewhere, so where a band sits means
     something. A legend under the axis names each kind of mark drawn. Returns "" when there
     is nothing to place on an axis: no rows, or presence only (the words "logged in every
-    step" say all a drawing could).
+    step" say all a drawing could). `shared`: more numbers the axis takes in (the other profiles'
+    ranges of the metric, so each profile's drawing has the same axis and they compare in a column).
     """
     numbers = [v for _, e in rows for v in kinds.numbers(e)]
     if not numbers:
         return ""
     words = [f"{title}: {describe(e, unit)}" for title, e in rows]
-    uid = drawing_id("range", words, unit)  # the words state every number and text of the drawing
+    uid = drawing_id("range", words, unit, list(shared))  # the words and the shared numbers state all it draws
     pad = 12.0
-    axis = make_axis(numbers, pad, WIDTH - pad, room=0.25, bounds=domain)
+    axis = make_axis([*numbers, *shared], pad, WIDTH - pad, room=0.25, bounds=domain)
     # Room for the outer tick labels inside the viewBox: shrink the axis to fit them.
     start = max(pad, text_width(axis.labels[0], TICK_FONT) / 2 + 2)
     end = WIDTH - max(pad, text_width(axis.labels[-1], TICK_FONT) / 2 + 2)

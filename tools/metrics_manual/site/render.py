@@ -19,6 +19,7 @@ from metrics_manual.diagnostics import codes
 from metrics_manual.diagnostics.codes import CODES
 from metrics_manual.diagnostics.finding import Finding, SourceError
 from metrics_manual.markdown import code, literal
+from metrics_manual.model import kinds
 from metrics_manual.model.domain import bounds
 from metrics_manual.model.phrase import describe, describe_all, num, unit_name, words
 from metrics_manual.model.schema import CodeRepository, Expectation, Metric, Profile, metric_anchor
@@ -64,14 +65,18 @@ def attr(text: Any) -> str:
     return literal(text).replace('"', "&#34;").replace("'", "&#39;")
 
 
-def range_rows(profiles: Sequence[Profile], key: str) -> list[tuple[str, Expectation]]:
-    """(profile title, expectation) of one metric on every profile, in profile order."""
-    return [(p.title, e) for p in profiles for e in p.expectations.get(key, [])]
+def drawings(profiles: Sequence[Profile], metric: Metric) -> dict[str, str]:
+    """Profile id -> the inline SVG of its ranges of one metric ('' when they have no number to place).
 
-
-def drawing(rows: Sequence[tuple[str, Expectation]], metric: Metric) -> str:
-    """The inline SVG of one metric's ranges on every profile, on one axis reaching its domain ('' when nothing has a number)."""
-    return range_drawing(list(rows), metric.unit, bounds(metric.value_domain))
+    Every profile's drawing has one axis, reaching the metric's domain and every profile's numbers:
+    an entry shows the reader's profile first and the others folded, and unfolded they compare in
+    a column, as one drawing of every profile did."""
+    shared = [v for p in profiles for e in p.expectations.get(metric.key, []) for v in kinds.numbers(e)]
+    domain = bounds(metric.value_domain)
+    return {
+        p.id: range_drawing([(p.title, e) for e in p.expectations.get(metric.key, [])], metric.unit, domain, shared)
+        for p in profiles
+    }
 
 
 class _CompiledTemplates(jinja2.BytecodeCache):
@@ -117,11 +122,10 @@ def environment(templates: Path) -> jinja2.Environment:
         key=key_breaks,
         attr=attr,
         unit_name=unit_name,
-        drawing=drawing,
         metric_anchor=metric_anchor,
         reference=lambda e, profile: reference_words(profile, e),
     )
-    env.globals.update(code_url=code_url, range_rows=range_rows)
+    env.globals.update(code_url=code_url, drawings=drawings)
     return env
 
 
