@@ -227,6 +227,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     # keeps; its load-scope scheduler with our scopes does the same job (the largest units first).
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False  # the units go out in collection order: the dearest first (below)
+
     class SiteScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return site_scope(nodeid)
@@ -252,7 +254,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (kept if wanted else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # The dearest units first, so that none is the suite's tail on one worker while the others idle:
+    # the longest test, then the slow and browser tests, then the rest (each in its own order).
+    items[:] = sorted(kept, key=_dearness)
+
+
+# The suite's longest test (it runs the real tree's tests again on a copy): started first.
+LONGEST = "tests/project/test_first_day.py::"
+
+
+def _dearness(item: pytest.Item) -> int:
+    if item.nodeid.startswith(LONGEST):
+        return 0
+    return 1 if item.get_closest_marker("slow") or item.get_closest_marker("browser") else 2
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
