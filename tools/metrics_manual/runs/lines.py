@@ -36,33 +36,15 @@ class LineCursor:
         """(1-based number, line without its newline) of each line that a newline ends, from `offset`
         to the end of the file as it is now; None for a line longer than MAX_LINE (skipped to its
         end). `progress` is given the count of each chunk's bytes."""
-        buf = bytearray(min(chunk, MAX_LINE))
-        view = memoryview(buf)
-        with self.path.open("rb", buffering=0) as fh:
-            fh.seek(self.offset)
-            while size := fh.readinto(buf):
-                self.offset += size
-                if progress is not None:
-                    progress(size)
-                data = view[:size]
-                start = 0
-                if self.carry or self.skipping:
-                    nl = buf.find(b"\n", 0, size)
-                    if nl < 0:
-                        self._carry(data)
-                        continue
-                    self._carry(data[:nl])
-                    self.line += 1
-                    yield self.line, None if self.skipping else bytes(self.carry)
-                    self.carry.clear()
-                    self.skipping = False
-                    start = nl + 1
-                # One line copied at a time: a split of the chunk would make its lines in new memory at once.
-                while (nl := buf.find(b"\n", start, size)) >= 0:
-                    self.line += 1
-                    yield self.line, bytes(data[start:nl])
-                    start = nl + 1
-                self._carry(data[start:])
+        for buf, data, size, start, ended in self._chunks(progress, chunk):
+            if ended is not None:
+                yield ended
+            # One line copied at a time: a split of the chunk would make its lines in new memory at once.
+            while (nl := buf.find(b"\n", start, size)) >= 0:
+                self.line += 1
+                yield self.line, bytes(data[start:nl])
+                start = nl + 1
+            self._carry(data[start:])
 
     def lines_holding(
         self,
@@ -83,6 +65,28 @@ class LineCursor:
                 at += 1
             return at
 
+        for buf, data, size, start, ended in self._chunks(progress, chunk):
+            if ended is not None and (ended[1] is None or holds(ended[1], 0, len(ended[1])) >= 0):
+                yield ended
+            end = buf.rfind(b"\n", start, size)  # the last newline: what follows it is carried
+            if end < 0:
+                self._carry(data[start:])
+                continue
+            while (at := holds(buf, start, end)) >= 0:
+                first = buf.rfind(b"\n", start, at) + 1 or start
+                last = buf.find(b"\n", at, end + 1)
+                self.line += buf.count(b"\n", start, first) + 1
+                yield self.line, bytes(data[first:last])
+                start = last + 1
+            self.line += buf.count(b"\n", start, end + 1)
+            self._carry(data[end + 1 :])
+
+    def _chunks(
+        self, progress: Callable[[int], None] | None, chunk: int
+    ) -> Iterator[tuple[bytearray, memoryview, int, int, tuple[int, bytes | None] | None]]:
+        """Each chunk read from `offset` into one reused buffer: the buffer, the chunk's data and size,
+        where its own lines start, and the carried line its first newline ended (number and bytes, None
+        when too long), if it ended one. What follows the chunk's last newline is the caller's to carry."""
         buf = bytearray(min(chunk, MAX_LINE))
         view = memoryview(buf)
         with self.path.open("rb", buffering=0) as fh:
@@ -92,31 +96,19 @@ class LineCursor:
                 if progress is not None:
                     progress(size)
                 data = view[:size]
-                start = 0
-                if self.carry or self.skipping:
-                    nl = buf.find(b"\n", 0, size)
-                    if nl < 0:
-                        self._carry(data)
-                        continue
-                    self._carry(data[:nl])
-                    self.line += 1
-                    if self.skipping or holds(self.carry, 0, len(self.carry)) >= 0:
-                        yield self.line, None if self.skipping else bytes(self.carry)
-                    self.carry.clear()
-                    self.skipping = False
-                    start = nl + 1
-                end = buf.rfind(b"\n", start, size)  # the last newline: what follows it is carried
-                if end < 0:
-                    self._carry(data[start:])
+                if not (self.carry or self.skipping):
+                    yield buf, data, size, 0, None
                     continue
-                while (at := holds(buf, start, end)) >= 0:
-                    first = buf.rfind(b"\n", start, at) + 1 or start
-                    last = buf.find(b"\n", at, end + 1)
-                    self.line += buf.count(b"\n", start, first) + 1
-                    yield self.line, bytes(data[first:last])
-                    start = last + 1
-                self.line += buf.count(b"\n", start, end + 1)
-                self._carry(data[end + 1 :])
+                nl = buf.find(b"\n", 0, size)
+                if nl < 0:
+                    self._carry(data)
+                    continue
+                self._carry(data[:nl])
+                self.line += 1
+                ended = (self.line, None if self.skipping else bytes(self.carry))
+                self.carry.clear()
+                self.skipping = False
+                yield buf, data, size, nl + 1, ended
 
     def _carry(self, data: memoryview) -> None:
         if not self.skipping:
