@@ -22,6 +22,13 @@ REPO = Path(__file__).resolve().parent.parent
 # team followed docs/deriving.md, so what the docs tell a team to do keeps CI green.
 PROJECT = Path(os.environ.get("METRICS_MANUAL_PROJECT") or REPO).resolve()
 REAL_TREE = pytest.mark.real_tree
+# The tests of the real tree run once a suite, where they hold most: on the copy test_first_day grows by
+# docs/deriving.md (the real tree and three more profiles: every page, export and search of the real
+# manual, grown as teams grow it). Those that hold the repository itself (it validates, agrees with its
+# generated files, builds strictly) are marked REPO_ITSELF and run in the main session too: a copy that
+# build has regenerated would hide a drift. METRICS_MANUAL_PROJECT=. runs them all here.
+REPO_ITSELF = pytest.mark.repo_itself
+ALL_REAL_HERE = bool(os.environ.get("METRICS_MANUAL_PROJECT"))
 # Material warns about MkDocs 2 on every build; the in-process builds of the tests do not need to hear it.
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -240,6 +247,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "real_tree: reads the real tree (PROJECT), not a fixture: run against a copy by test_first_day"
     )
+    config.addinivalue_line(
+        "markers", "repo_itself: a real-tree test that holds the repository itself, run in the main session too"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -251,6 +261,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         mark = item.get_closest_marker("one_site")
         params = getattr(item, "callspec", None)
         wanted = mark is None or params is None or params.params.get("site") == mark.args[0]
+        if item.get_closest_marker("real_tree") and not item.get_closest_marker("repo_itself") and not ALL_REAL_HERE:
+            wanted = False
         (kept if wanted else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import PROJECT, REAL_TREE, TINY_PROFILE, run_build, run_cli, snapshot, write_project
+from conftest import PROJECT, REAL_TREE, REPO_ITSELF, TINY_PROFILE, run_build, run_cli, snapshot, write_project
 from metrics_manual.cli import project
 from metrics_manual.diagnostics import codes
 
@@ -236,6 +236,7 @@ def test_check_on_invalid_source_exits_2(tiny: Path) -> None:
 
 
 @REAL_TREE
+@REPO_ITSELF
 def test_the_repository_agrees_with_its_source() -> None:
     """CI fails whenever the committed manual drifts from ranges/."""
     result = check(PROJECT)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REAL_TREE, copy_repo, snapshot
+from conftest import REAL_TREE, REPO_ITSELF, copy_repo, snapshot
 from metrics_manual.model.phrase import describe
 from metrics_manual.source.load import load_manual
 from site_helpers import ENV, Built, built_reference, mkdocs_build, mkdocs_build_process
@@ -70,6 +70,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Built]:
 
 @pytest.mark.slow
 @REAL_TREE
+@REPO_ITSELF
 def test_strict_build_of_the_manual(built: tuple[Path, Built]) -> None:
     root, result = built
     assert result.returncode == 0, result.stderr
@@ -102,6 +103,7 @@ class _Loads(HTMLParser):
 
 @pytest.mark.slow
 @REAL_TREE
+@REPO_ITSELF
 def test_site_fetches_nothing_from_the_internet(built: tuple[Path, Built]) -> None:
     root, result = built
     assert result.returncode == 0, result.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT, REAL_TREE, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
+from conftest import PROJECT, REAL_TREE, REPO_ITSELF, TINY_CATALOG, TINY_PROFILE, run_cli, write_project
 from metrics_manual.diagnostics.finding import SourceError
 from metrics_manual.source.load import load_manual
 
@@ -346,6 +346,7 @@ def test_missing_catalog(tmp_path: Path) -> None:
 
 
 @REAL_TREE
+@REPO_ITSELF
 def test_real_source_is_valid() -> None:
     manual = load_manual(PROJECT)
     assert manual.profiles and manual.metrics
