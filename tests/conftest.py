@@ -130,11 +130,6 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
-@pytest.fixture
-def repo_copy(tmp_path: Path) -> Path:
-    return copy_repo(tmp_path / "manual")
-
-
 @dataclass(frozen=True)
 class Ran:
     """What a command gave: its exit code and what it printed (the shape of subprocess.CompletedProcess)."""
@@ -254,25 +249,35 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # @pytest.mark.one_site("real"): the test runs only with that parameter of its module's `site`.
-    kept, dropped = [], []
+    kept, dropped, real = [], [], []
     for item in items:
-        if "repo_copy" in getattr(item, "fixturenames", ()):  # a copy of the real tree: it reads it too
-            item.add_marker(REAL_TREE)
         mark = item.get_closest_marker("one_site")
         params = getattr(item, "callspec", None)
         wanted = mark is None or params is None or params.params.get("site") == mark.args[0]
+        if wanted and item.get_closest_marker("real_tree"):
+            real.append(item.nodeid)
         if item.get_closest_marker("real_tree") and not item.get_closest_marker("repo_itself") and not ALL_REAL_HERE:
             wanted = False
         (kept if wanted else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
+    config.stash[_REAL_TREE_TESTS] = real
     # The dearest units first, so that none is the suite's tail on one worker while the others idle:
     # the longest test, then the slow and browser tests, then the rest (each in its own order).
     items[:] = sorted(kept, key=_dearness)
 
 
-# The suite's longest test (it runs the real tree's tests again on a copy): started first.
-LONGEST = "tests/project/test_first_day.py::"
+_REAL_TREE_TESTS = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture(scope="session")
+def real_tree_tests(request: pytest.FixtureRequest) -> list[str]:
+    """The node ids of the real tree's tests this session collected (those test_first_day runs on its copy)."""
+    return request.config.stash.get(_REAL_TREE_TESTS, [])
+
+
+# The suite's longest tests (they run the real tree's tests on a copy, in parts): started first.
+LONGEST = "tests/project/test_first_day.py::test_the_real_tree_s_tests_pass_in_the_grown_clone"
 
 
 def _dearness(item: pytest.Item) -> int:

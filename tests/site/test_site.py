@@ -12,13 +12,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REAL_TREE, REPO_ITSELF, copy_repo, snapshot
+from conftest import REAL_TREE, REPO_ITSELF, TINY_CATALOG, TINY_PROFILE, copy_repo, run_build, snapshot
 from metrics_manual.model.phrase import describe
 from metrics_manual.source.load import load_manual
-from site_helpers import ENV, Built, built_reference, mkdocs_build, mkdocs_build_process
+from site_helpers import ENV, Built, built_reference, mkdocs_build, mkdocs_build_process, site_over
 
-# These tests run on a copy of the real manual, whatever it holds: they find what they edit
-# (the first profile, its first band, the first metric) instead of naming shipped data.
+# The real manual is built once, for validity (a strict build, nothing fetched from the internet). How
+# the site behaves when its source changes is read on the repository's site over a fixture source
+# (`tree`); the edits find what they change (the first profile, its first band, the first metric).
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return site_over(tmp_path / "manual", TINY_CATALOG, {"tiny": TINY_PROFILE})
 
 
 def first_profile(root: Path) -> Path:
@@ -124,13 +130,13 @@ def test_site_fetches_nothing_from_the_internet(built: tuple[Path, Built]) -> No
 
 
 @pytest.mark.slow
-def test_a_second_profile_appears_without_template_or_config_change(repo_copy: Path, tmp_path: Path) -> None:
-    title, old, new = second_profile(repo_copy)
-    result = mkdocs_build(repo_copy, tmp_path / "site")
+def test_a_second_profile_appears_without_template_or_config_change(tree: Path, tmp_path: Path) -> None:
+    title, old, new = second_profile(tree)
+    result = mkdocs_build(tree, tmp_path / "site")
     assert result.returncode == 0, result.stderr
     page = html.unescape(built_reference(tmp_path / "site"))
     assert title in page and new in page and old in page
-    new_id = sorted(p.stem for p in (repo_copy / "ranges/profiles").glob("*-seed2.yaml"))[0]
+    new_id = sorted(p.stem for p in (tree / "ranges/profiles").glob("*-seed2.yaml"))[0]
     assert (tmp_path / f"site/profiles/{new_id}/index.html").exists()
     assert (tmp_path / f"site/export/{new_id}.rules.yml").exists()
     home = (tmp_path / "site/index.html").read_text("utf-8")
@@ -138,23 +144,23 @@ def test_a_second_profile_appears_without_template_or_config_change(repo_copy: P
 
 
 @pytest.mark.slow
-def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path: Path) -> None:
-    profile = first_profile(repo_copy)
+def test_hand_written_pages_take_facts_from_the_source(tree: Path, tmp_path: Path) -> None:
+    profile = first_profile(tree)
     text = profile.read_text("utf-8")
     prompts = int(re.search(r"prompts_per_step: (\d+)", text).group(1)) + 7
     profile.write_text(re.sub(r"prompts_per_step: \d+", f"prompts_per_step: {prompts}", text), "utf-8")
-    catalog = repo_copy / "ranges/catalog.yaml"
-    catalog.write_text(
-        re.sub(r"(?m)^(  url: ).*$", r"\1https://example.org/miles-fork", catalog.read_text("utf-8"), count=1), "utf-8"
-    )
-    assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
+    catalog = tree / "ranges/catalog.yaml"
+    text = catalog.read_text("utf-8")
+    assert "url: https://example.org/miles," in text
+    catalog.write_text(text.replace("url: https://example.org/miles,", "url: https://example.org/miles-fork,"), "utf-8")
+    assert mkdocs_build(tree, tmp_path / "site").returncode == 0
     home = (tmp_path / "site/index.html").read_text("utf-8")
     assert f"{prompts} prompts with" in home
     assert 'href="https://example.org/miles-fork"' in home
     exports = (tmp_path / "site/exports/index.html").read_text("utf-8")
     assert "<code>window_first</code>" in exports
     # The home page lists every key of the catalog, each linked to its entry.
-    manual = load_manual(repo_copy)
+    manual = load_manual(tree)
     for section in manual.catalog.sections:
         for metric in section.metrics:
             link = f'href="reference/metrics/{section.id}/#{metric.anchor}"><code>{metric.key}</code></a>'
@@ -162,33 +168,33 @@ def test_hand_written_pages_take_facts_from_the_source(repo_copy: Path, tmp_path
 
 
 @pytest.mark.slow
-def test_invalid_source_fails_the_site_build_and_writes_nothing(repo_copy: Path, tmp_path: Path) -> None:
-    path = first_profile(repo_copy)
+def test_invalid_source_fails_the_site_build_and_writes_nothing(tree: Path, tmp_path: Path) -> None:
+    path = first_profile(tree)
     data = yaml.safe_load(path.read_text("utf-8"))
     _, band = first_band(data)
     low = band["max"] + 1
     band["min"] = low
     path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
-    before = snapshot(repo_copy)
-    result = mkdocs_build_process(repo_copy, tmp_path / "site")
+    before = snapshot(tree)
+    result = mkdocs_build_process(tree, tmp_path / "site")
     assert result.returncode != 0
-    rel = path.relative_to(repo_copy).as_posix()
+    rel = path.relative_to(tree).as_posix()
     assert re.search(rf"{re.escape(rel)}:\d+:\d+: error: min {re.escape(str(low))} is above max", result.stderr), (
         result.stderr
     )
     assert "Traceback" not in result.stderr
-    assert snapshot(repo_copy) == before
+    assert snapshot(tree) == before
 
 
 @pytest.mark.slow
-def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_path: Path) -> None:
+def test_inert_text_reads_literally_in_the_browser_html(tree: Path, tmp_path: Path) -> None:
     nasty = "a | b <script>alert(1)</script> *x* `y` [x](y) {{ x }}"
-    catalog = repo_copy / "ranges/catalog.yaml"
+    catalog = tree / "ranges/catalog.yaml"
     text = catalog.read_text("utf-8")
     first = re.search(r"(?m)^(\s+)meaning: (.*)$", text)
     catalog.write_text(text[: first.start()] + f"{first.group(1)}meaning: '{nasty}'" + text[first.end() :], "utf-8")
-    metric = next(m for m in load_manual(repo_copy).metrics.values() if m.meaning == nasty)
-    assert mkdocs_build(repo_copy, tmp_path / "site").returncode == 0
+    metric = next(m for m in load_manual(tree).metrics.values() if m.meaning == nasty)
+    assert mkdocs_build(tree, tmp_path / "site").returncode == 0
     page = built_reference(tmp_path / "site")
     body = page.split(f'id="{metric.anchor}"', 1)[1].split("<h", 1)[0]
     meaning = re.search(r'<span class="mm-meaning">(.*?)</span>', body, re.S)
@@ -197,14 +203,15 @@ def test_inert_text_reads_literally_in_the_browser_html(repo_copy: Path, tmp_pat
     assert "<script>alert(1)" not in page
 
 
-def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
-    schema = repo_copy / "docs/schema/profile.schema.json"
+def test_a_stale_schema_fails_check(tree: Path) -> None:
+    run_build(tree)
+    schema = tree / "docs/schema/profile.schema.json"
     schema.write_text(
         schema.read_text("utf-8").replace('"Strict"', '"Loose"', 1).replace('"title": "Setup"', '"title": "Old setup"'),
         "utf-8",
     )
     result = subprocess.run(
-        [sys.executable, "-m", "metrics_manual", "check", "--root", str(repo_copy)],
+        [sys.executable, "-m", "metrics_manual", "check", "--root", str(tree)],
         capture_output=True,
         text=True,
         env=ENV,
@@ -214,11 +221,11 @@ def test_a_stale_schema_fails_check(repo_copy: Path) -> None:
 
 
 @pytest.mark.slow
-def test_broken_anchor_fails_the_strict_build(repo_copy: Path, tmp_path: Path) -> None:
-    section = load_manual(repo_copy).catalog.sections[0]
+def test_broken_anchor_fails_the_strict_build(tree: Path, tmp_path: Path) -> None:
+    section = load_manual(tree).catalog.sections[0]
     anchor = section.metrics[0].anchor + "-typo"
     link = f"reference/metrics/{section.id}.md#{anchor}"
-    (repo_copy / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm]({link}).\n", "utf-8")
-    result = mkdocs_build(repo_copy, tmp_path / "site")
+    (tree / "docs/extra.md").write_text(f"# Extra\n\nSee [the norm]({link}).\n", "utf-8")
+    result = mkdocs_build(tree, tmp_path / "site")
     assert result.returncode != 0
     assert anchor in result.stderr

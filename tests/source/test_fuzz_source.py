@@ -135,7 +135,7 @@ def outcome(root: Path, fast: bool):
 
 @pytest.mark.slow
 @REAL_TREE
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits())
 def test_random_edits_load_or_give_findings(edit: tuple[dict[str, str], str, bytes]) -> None:
     tree, name, data = edit
