@@ -11,6 +11,8 @@ import importlib
 
 import click
 
+from metrics_manual import __version__
+
 # Each command's module is imported only when that command runs (or its help is asked for), so
 # `--version` and the start of `judge` or `validate` do not pay for the site, the exports or
 # pydantic's models they do not use. name -> (module, attribute, the short help `--help` lists;
@@ -81,7 +83,7 @@ class LazyGroup(click.Group):
     invoke_without_command=True,
     help=HELP,
 )
-@click.version_option(None, "-V", "--version", package_name="metrics-manual", prog_name="metrics-manual")
+@click.version_option(__version__, "-V", "--version", prog_name="metrics-manual")
 @click.pass_context
 def main(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:  # a bare `metrics-manual`: the overview, and exit 0
