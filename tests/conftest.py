@@ -256,8 +256,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         wanted = mark is None or params is None or params.params.get("site") == mark.args[0]
         if wanted and item.get_closest_marker("real_tree"):
             real.append(item.nodeid)
-        if item.get_closest_marker("real_tree") and not item.get_closest_marker("repo_itself") and not ALL_REAL_HERE:
-            wanted = False
+            wanted = ALL_REAL_HERE or item.get_closest_marker("repo_itself") is not None
         (kept if wanted else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
