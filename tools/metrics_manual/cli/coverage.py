@@ -19,8 +19,11 @@ from metrics_manual.text import inert, shown_path
 
 if TYPE_CHECKING:
     from metrics_manual.coverage.commits import History
+    from metrics_manual.coverage.evidence import Verification
     from metrics_manual.coverage.move import Move
+    from metrics_manual.diagnostics.finding import Finding
     from metrics_manual.source.load import Manual
+    from metrics_manual.source.reader import Document
 
 
 def _refuse(message: str, fmt: str) -> NoReturn:
@@ -61,6 +64,48 @@ def _moved(project: Path, manual: Manual, f: Move, history: History, path: Path,
     except ManualError as err:  # the moved source does not validate: put the old files back
         write(project, [(file, new, old or "") for file, old, new in changes if file in wrote])
         fail(err, fmt, wrote_nothing=True)
+
+
+def _findings(
+    manual: Manual, project: Path, path: Path, followed: Move | None, *, write: bool, at_head: bool, head: str | None
+) -> tuple[Document, Verification, list[Finding]]:
+    """(the catalog's document, its evidence held against the checkout, the findings at its fields): the
+    evidence of each origin and named_at not followed, the work list, each entry's backends."""
+    from metrics_manual.coverage import backends, evidence, worklist
+    from metrics_manual.source.load import CATALOG
+    from metrics_manual.source.reader import read_document
+
+    catalog_doc, _ = read_document(project / CATALOG, CATALOG)
+    skip = [e.loc for e in followed.entries if e.flagged or not write] if followed is not None else []
+    checked = evidence.verify(manual.miles_catalog, path, skip)
+    note = None
+    if followed is not None and not at_head and not write:
+        note = f"{worklist.summary(followed)}; `coverage --write` moves the catalog there"
+    elif followed is None and head is not None:
+        note = (
+            f"its history does not hold Miles {manual.miles_catalog.code.commit[:12]}, so the catalog cannot be followed "
+            "there (fetch that commit); the findings that follow are what differs between the two"
+        )
+    found = evidence.findings(checked, catalog_doc, note)
+    if followed is not None:
+        found += worklist.findings(followed, catalog_doc)
+    return catalog_doc, checked, found + backends.findings(manual.miles_catalog, catalog_doc)
+
+
+def _as_text(
+    lines: list[str], followed: Move | None, at_head: bool, doc: Document, checked: Verification, found: list[Finding]
+) -> str:
+    """The text report: `lines` (the scan's, what --write did), the work list, then the evidence and the
+    other findings."""
+    from metrics_manual.coverage import worklist
+    from metrics_manual.coverage.report import evidence_text
+
+    if followed is not None and not at_head:
+        lines.append(worklist.summary(followed))
+    if followed is not None and (followed.entries or followed.items):
+        lines.append(worklist.text(followed, doc))
+    lines.append(evidence_text(checked, found) if checked.checked else "\n".join(inert(str(x)) for x in found))
+    return "\n".join(line for line in lines if line)
 
 
 @click.command(short_help="Hold the catalog against the keys a Miles checkout logs.")
@@ -105,17 +150,16 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
     """
     from dataclasses import replace
 
-    from metrics_manual.coverage import backends, evidence, worklist
+    from metrics_manual.coverage import evidence, worklist
     from metrics_manual.coverage.commits import History
     from metrics_manual.coverage.compare import compare
     from metrics_manual.coverage.move import move, same_commit
-    from metrics_manual.coverage.report import as_json, as_text, evidence_text, findings
+    from metrics_manual.coverage.report import as_json, as_text, findings
     from metrics_manual.coverage.scan import python_files, scan
     from metrics_manual.diagnostics.finding import errors
     from metrics_manual.diagnostics.report import report
     from metrics_manual.gitrun import head_commit
-    from metrics_manual.source.load import CATALOG, load_manual
-    from metrics_manual.source.reader import read_document
+    from metrics_manual.source.load import load_manual
     from metrics_manual.source.root import find_root
 
     try:
@@ -136,6 +180,7 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
     followed = None
     if head is not None and history is not None and (at_head or history.commit(manual.miles_catalog.code.commit)):
         followed = move(manual.miles_catalog, result, history, head, everything=not at_head)
+    moved = ""  # what --write did, said first
     if write:
         if head is None or history is None or followed is None:
             _refuse(
@@ -150,24 +195,7 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
         result = replace(result, catalog_commit=manual.miles_catalog.code.commit)  # the same keys, the same scan
         moved = f"moved the catalog from Miles {before[:12]} to {head[:12]}" if wrote else "nothing to move"
         moved += f": wrote {', '.join(p.relative_to(project).as_posix() for p in wrote)}" if wrote else ""
-    catalog_doc, _ = read_document(project / CATALOG, CATALOG)
-    skip = [e.loc for e in followed.entries] if followed is not None and not write else []
-    if write and followed is not None:
-        skip = [e.loc for e in followed.entries if e.flagged]
-    # The evidence of each origin and named_at not followed, its findings placed at the catalog's fields.
-    checked = evidence.verify(manual.miles_catalog, path, skip)
-    note = None
-    if followed is not None and not at_head and not write:
-        note = f"{worklist.summary(followed)}; `coverage --write` moves the catalog there"
-    elif followed is None and head is not None:
-        note = (
-            f"its history does not hold Miles {manual.miles_catalog.code.commit[:12]}, so the catalog cannot be followed "
-            "there (fetch that commit); the findings that follow are what differs between the two"
-        )
-    found = evidence.findings(checked, catalog_doc, note)
-    if followed is not None:
-        found += worklist.findings(followed, catalog_doc)
-    found += backends.findings(manual.miles_catalog, catalog_doc)
+    catalog_doc, checked, found = _findings(manual, project, path, followed, write=write, at_head=at_head, head=head)
     failing = result.failing or bool(errors(found)) or bool(followed and followed.items)
     if fmt == "json":
         follow_part = worklist.as_dict(followed, catalog_doc) if followed is not None else None
@@ -175,13 +203,5 @@ def coverage_command(root: str | None, miles: str, write: bool, fmt: str) -> Non
     elif fmt == "github":
         click.echo(report(findings(result) + found, "github"))
     else:
-        lines = [as_text(result)]
-        if write:
-            lines.append(moved)
-        if followed is not None and not at_head:
-            lines.append(worklist.summary(followed))
-        if followed is not None and (followed.entries or followed.items):
-            lines.append(worklist.text(followed, catalog_doc))
-        lines.append(evidence_text(checked, found) if checked.checked else "\n".join(inert(str(x)) for x in found))
-        click.echo("\n".join(line for line in lines if line))
+        click.echo(_as_text([as_text(result), moved], followed, at_head, catalog_doc, checked, found))
     sys.exit(EXIT_DRIFT if failing else 0)

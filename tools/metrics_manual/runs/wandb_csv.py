@@ -39,17 +39,9 @@ def read(path: Path, rel: str, out: Collector) -> None:
         return
     if header and header[0].startswith("\ufeff"):
         header[0] = header[0][1:]
-    columns: list[tuple[int, str, int | None, bool]] = []  # index, key, index of its step column, is a step key
     where = {name: i for i, name in enumerate(header)}
     steps_at = [i for i, name in enumerate(header) if name in out.step_key_set]
-    for i, name in enumerate(header):
-        if name.startswith("_"):
-            continue  # W&B's own columns (_step, _runtime, _timestamp), not the run's keys
-        sk = out.step_key(name)
-        if sk is not None:
-            columns.append((i, name, where.get(sk), False))
-        elif name in out.step_key_set:
-            columns.append((i, name, i, True))
+    columns = _columns(header, where, out)
     if not columns:  # no key of a known namespace nor a step key: not a history of a run with this catalog
         known = ", ".join(sorted(out.step_key_set))
         why = f"no column of a step key ({known}) or of a key under one: not a W&B history of this run's keys"
@@ -61,9 +53,7 @@ def read(path: Path, rel: str, out: Collector) -> None:
     nan_at: dict[tuple[str, int], None] = {}  # a NaN cell's key and step: a value only where no row has a number
     for row in rows:
         n = rows.line_num
-        for at in too_long_at:
-            out.problem(rel, at, too_long_message(), code=codes.LINE_TOO_LONG)
-        too_long_at.clear()
+        _say_too_long(too_long_at, rel, out)
         if unended:  # pandas' to_csv and Python's csv end every row with a newline: this one was cut
             out.cut(rel, unended[0])
             break
@@ -101,27 +91,51 @@ def read(path: Path, rel: str, out: Collector) -> None:
             if is_step:
                 out.put_step(key, step)
                 continue
-            try:
-                value = float(cell)
-            except ValueError:
-                out.put_invalid(key, step, cell, line=n)
-                continue
-            if value != value:  # NaN, or a key this call did not log: decided at the end of the file
-                if step not in out.series.get(key, ()):
-                    nan_at[(key, step)] = None
-                continue
-            if math.isinf(value) and cell.strip().lower() not in _INF:
-                out.put_invalid(key, step, None, line=n, text=f"{cell[:40]} (out of float range)")
-                continue
-            if nan_at:  # a number at a step a NaN cell held: the NaN was a key another call did not log
-                nan_at.pop((key, step), None)
-            out.put(key, step, value)
-    for at in too_long_at:
-        out.problem(rel, at, too_long_message(), code=codes.LINE_TOO_LONG)
+            _put_cell(out, key, step, cell, n, nan_at)
+    _say_too_long(too_long_at, rel, out)
     for key, step in nan_at:
         if step not in out.series.get(key, ()):  # (a cell that is no number put its step already)
             out.put(key, step, math.nan)
     out.span(first, last)
+
+
+def _columns(header: list[str], where: dict[str, int], out: Collector) -> list[tuple[int, str, int | None, bool]]:
+    """(index, key, index of its step column, is a step key) of each column the run's keys fill."""
+    columns: list[tuple[int, str, int | None, bool]] = []
+    for i, name in enumerate(header):
+        if name.startswith("_"):
+            continue  # W&B's own columns (_step, _runtime, _timestamp), not the run's keys
+        sk = out.step_key(name)
+        if sk is not None:
+            columns.append((i, name, where.get(sk), False))
+        elif name in out.step_key_set:
+            columns.append((i, name, i, True))
+    return columns
+
+
+def _put_cell(out: Collector, key: str, step: int, cell: str, n: int, nan_at: dict[tuple[str, int], None]) -> None:
+    """A metric's cell at its step: a number, a NaN decided at the end of the file, or what is no number."""
+    try:
+        value = float(cell)
+    except ValueError:
+        out.put_invalid(key, step, cell, line=n)
+        return
+    if value != value:  # NaN, or a key this call did not log: decided at the end of the file
+        if step not in out.series.get(key, ()):
+            nan_at[(key, step)] = None
+        return
+    if math.isinf(value) and cell.strip().lower() not in _INF:
+        out.put_invalid(key, step, None, line=n, text=f"{cell[:40]} (out of float range)")
+        return
+    if nan_at:  # a number at a step a NaN cell held: the NaN was a key another call did not log
+        nan_at.pop((key, step), None)
+    out.put(key, step, value)
+
+
+def _say_too_long(too_long_at: list[int], rel: str, out: Collector) -> None:
+    for at in too_long_at:
+        out.problem(rel, at, too_long_message(), code=codes.LINE_TOO_LONG)
+    too_long_at.clear()
 
 
 _INF = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
