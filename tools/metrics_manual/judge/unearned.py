@@ -82,7 +82,8 @@ def absent(key: str, sk: str | None, run: Run) -> tuple[Verdict | None, str]:
     forms = set(run.formats)
     if forms and forms <= {"ci-history"} and key not in TARGET_METRIC_KEYS:
         return None, (
-            "the CI-history form records only Miles' 7 whitelisted keys (TARGET_METRIC_KEYS) and this is not one"
+            f"the CI-history form records only Miles' {len(TARGET_METRIC_KEYS)} whitelisted keys (TARGET_METRIC_KEYS) "
+            "and this is not one"
         )
     if sk is None and key in run.unread:  # an exported profile whose catalog gives its namespace no step key
         ns = key.split("/", 1)[0]

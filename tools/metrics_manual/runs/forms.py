@@ -6,22 +6,26 @@ as the file grows. Everything else takes the list from here: detection, the fold
 command's --input-format, the messages that name the forms tried, and the judging page's tables
 (docs/judging.md renders them). Adding a form is CONTRIBUTING.md's "Add a run form".
 
+Each form names its reader ("module:name" in metrics_manual.runs) instead of importing it: the
+commands' --help lists the forms from here, and pays for no reader.
+
 Which form a file is in comes from its name and its first bytes (never the whole file): the forms
 are tried in order, the first whose `detect` says yes is taken, and anything else is no known form.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
-from metrics_manual.runs import ci_history, console, dashboard, events, tensorboard, wandb_csv
-from metrics_manual.runs.collect import Collector
+if TYPE_CHECKING:
+    from metrics_manual.runs.collect import Collector
 
 _HEAD = 64 * 1024
 _BLANK = b"\xef\xbb\xbf \t\r\n"  # a BOM and blank space before the first line
@@ -112,12 +116,13 @@ class RunForm:
     sample_file: str  # a file of the form as Miles names it
     sample: str  # its first line as Miles writes it (detection takes it; "" when detected by name)
     writes: str  # what in Miles writes it, and where: the flag, the file, the writer
-    read: Callable[[Path, str, Collector], None]  # puts the file's values into a Collector
+    reader: str  # "module:function" in metrics_manual.runs: `read(path, rel, out)` puts the values into a Collector
     reading: str  # how it is read, in words
     grows: Growth
-    # The reader of one file that reads on as it grows (judge --follow), given its path and the name
-    # findings show it by: required of a form that is appended to, None for any other (read again whole).
-    tail: Callable[[Path, str], Tail] | None
+    # "module:class" of the reader of one file that reads on as it grows (judge --follow), given its path
+    # and the name findings show it by: required of a form that is appended to, None for any other (read
+    # again whole).
+    tailer: str | None
     # What gives a record its time, in words, or None when the form has none: the reader gives each
     # record's time (`Collector.at`) and each file the times of its first and last records
     # (`Collector.span`), which order a run's lives in the merge (runs/collect.py); a file without
@@ -126,8 +131,23 @@ class RunForm:
     float32: bool = False  # it stores a value as float32: judge compares its values at float32 precision
 
     def __post_init__(self) -> None:
-        if (self.grows == "appended") != (self.tail is not None):
-            raise ValueError(f"run form {self.name}: a tail is required of a form that is appended to, and only of it")
+        if (self.grows == "appended") != (self.tailer is not None):
+            raise ValueError(
+                f"run form {self.name}: a tailer is required of a form that is appended to, and only of it"
+            )
+
+    @property
+    def read(self) -> Callable[[Path, str, Collector], None]:
+        return cast("Callable[[Path, str, Collector], None]", _named(self.reader))
+
+    @property
+    def tail(self) -> Callable[[Path, str], Tail] | None:
+        return None if self.tailer is None else cast("Callable[[Path, str], Tail]", _named(self.tailer))
+
+
+def _named(where: str) -> object:
+    module, _, name = where.partition(":")
+    return getattr(importlib.import_module(f"metrics_manual.runs.{module}"), name)
 
 
 def _json_lines(name: str) -> bool:
@@ -150,7 +170,7 @@ FORMS: tuple[RunForm, ...] = (
         '"rollout_id":null,"attempt":null,"metrics":{"rollout/step":3,"rollout/raw_reward":0.5}}',
         writes="`--save-debug-event-data DIR` or `--dump-details D` (`D/events/*.jsonl`, one file per process), "
         "by `EventLogger.log` (`miles/utils/audit_utils/event_logger/logger.py`)",
-        read=events.read,
+        reader="events:read",
         reading="lines whose `type` is `metric`; the step is the step key inside `metrics`; a line is skipped "
         "unparsed only when it holds neither the bytes `metric` nor a backslash (an escape is the only other way "
         'JSON can spell the word, and duplicate keys make a `"type"` early in the line no proof), so any spacing, '
@@ -158,7 +178,7 @@ FORMS: tuple[RunForm, ...] = (
         "[the rules of a merge](#how-the-files-of-one-run-are-merged); `null` is a non-finite value (pydantic "
         "writes NaN and infinity as null)",
         grows="appended",
-        tail=events.EventLog,
+        tailer="events:EventLog",
         time="`timestamp`",
     ),
     RunForm(
@@ -171,11 +191,11 @@ FORMS: tuple[RunForm, ...] = (
         sample='{"ts": 1796000000.0, "step_key": "rollout/step", "step": 3, "metrics": {"rollout/step": 3, '
         '"rollout/raw_reward": 0.5}}',
         writes="`--use-miles-dashboard`: `dashboard/metrics.jsonl`, by `MetricStore` (`miles/dashboard/store.py`)",
-        read=dashboard.read,
+        reader="dashboard:read",
         reading="one object per `log()` call (`ts`, `step_key`, `step`, `metrics`); `NaN`, `Infinity`, "
         "`-Infinity` tokens",
         grows="appended",
-        tail=dashboard.DashboardLog,
+        tailer="dashboard:DashboardLog",
         time="`ts`",
     ),
     RunForm(
@@ -188,13 +208,13 @@ FORMS: tuple[RunForm, ...] = (
         sample='{"metric": "train/grad_norm", "series": [[0, 1.2], [1, "NaN"]]}',
         writes="`MILES_CI_GATE_RECORD_DIR`: one `pid-uuid.jsonl` per process, by `CiHistoryBackend` "
         "(`miles/utils/tracking_utils/ci_history.py`)",
-        read=ci_history.read,
+        reader="ci_history:read",
         reading='`{"metric", "series": [[step, value], ...]}`, non-finite values as the strings `"NaN"`, '
-        f'`"Infinity"`, `"-Infinity"`; Miles records only the {len(ci_history.TARGET_METRIC_KEYS)} keys of its '
+        '`"Infinity"`, `"-Infinity"`; Miles records only the keys of its '
         "`TARGET_METRIC_KEYS` (at 31f1ca96), so the profile's other metrics are **not judged** in this form (with "
         "that reason), never an error",
         grows="rewritten",  # on every log(), a temp file renamed over it (CiHistoryBackend._write_snapshot_locked)
-        tail=None,
+        tailer=None,
         time=None,
     ),
     RunForm(
@@ -207,12 +227,12 @@ FORMS: tuple[RunForm, ...] = (
         sample="",
         writes="`--use-tensorboard`: event files, possibly in several folders, by torch's `SummaryWriter` "
         "(`_TensorboardAdapter` in `miles/utils/tracking_utils/tensorboard_utils.py`)",
-        read=tensorboard.read,
+        reader="tensorboard:read",
         reading="every scalar, streamed record by record (nothing is sampled), both checksums of each record "
         "checked: a record that fails them is an error and the rest of its file is skipped; needs the extra: "
         "`pip install 'metrics-manual[tensorboard]'`",
         grows="appended",
-        tail=tensorboard.EventFile,
+        tailer="tensorboard:EventFile",
         time="`wall_time`",
         float32=True,  # a scalar's simple_value is a float32
     ),
@@ -225,19 +245,19 @@ FORMS: tuple[RunForm, ...] = (
         sample_file="history.csv",
         sample="_step,_runtime,_timestamp,rollout/raw_reward,rollout/step",
         writes="a run's history exported as CSV (W&B's `Run.history()`, written by pandas' `to_csv`)",
-        read=wandb_csv.read,
+        reader="wandb_csv:read",
         reading="steps from the step-key columns (`train/step`, `rollout/step` ...), never `_step`, which counts "
         "`log()` calls; an empty cell is a key that call did not log, and pandas writes NaN as an empty cell too: "
         "a metric empty at a step it covers is missing there, an error",
         grows="exported",
-        tail=None,
+        tailer=None,
         time="`_timestamp`",
     ),
     RunForm(  # last: its detection looks at every line of the head, and must leave the others' files to them
         name="console",
         words="console log",
         named=lambda name: name.endswith((".log", ".out", ".err", ".txt")),
-        detect=lambda h: console.MILES_LINE.search(h.raw) is not None,
+        detect=lambda h: cast("re.Pattern[bytes]", _named("console:MILES_LINE")).search(h.raw) is not None,
         detected=f"a file whose first {_HEAD // 1024} KB hold a line in Miles' logging format "
         "(`[2026-11-30 01:00:00.123 rollout_manager] metrics.py:89 - ...`), behind Ray's prefix or not",
         sample_file="run.log",
@@ -246,12 +266,12 @@ FORMS: tuple[RunForm, ...] = (
         writes="every run, on its console: what `logger.info` prints in the format of `configure_logger_raw` "
         "(`miles/utils/logging_utils.py`), the driver's output under Ray (`tee run.log`, a scheduler's log) or a "
         "worker's `.out` file",
-        read=console.read,
+        reader="console:read",
         reading="its metric lines among any others: `step N` (train/step N), `perf N`, `rollout N`, `multi_turn N` "
         "(rollout/step N) and `eval N` (eval/step N), each followed by a dict's Python repr that is read, never "
         "evaluated; N is the rollout id ([the console log](#the-console-log))",
         grows="appended",
-        tail=console.ConsoleLog,
+        tailer="console:ConsoleLog",
         time="the line's time (local)",
     ),
 )
