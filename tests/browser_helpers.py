@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,10 +36,29 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class WithoutSearch(Quiet):
+    """Serves Material's search index with its configuration and no documents. Every page load builds
+    the index in a worker, about half of Chromium's time for a page of a fixture tree: a test that does
+    not search does not pay for it (the search tests are served the whole index)."""
+
+    def do_GET(self) -> None:
+        if not urllib.parse.urlsplit(self.path).path.endswith("/search/search_index.json"):
+            return super().do_GET()
+        index = json.loads(Path(self.translate_path(self.path)).read_text("utf-8"))
+        body = json.dumps({**index, "docs": []}).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 @contextlib.contextmanager
-def served(folder: Path) -> Iterator[str]:
-    """The folder on a local HTTP server while the block runs: its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+def served(folder: Path, search: bool = False) -> Iterator[str]:
+    """The folder on a local HTTP server while the block runs: its base URL. `search`: the pages find
+    what a reader types in the search box (otherwise the index is served empty, see WithoutSearch)."""
+    handler = Quiet if search else WithoutSearch
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -195,10 +195,10 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 # Test modules whose module-scoped fixtures are dear: a whole site built (and served and read in Chromium),
 # mypy's cold run on the package. Under pytest-xdist the tests of one such fixture run on one worker, so
-# it is made once. The browser tests' `site` parameter is a site of its own. Every other test is a unit
+# it is made once; a module of several sites keeps each site's tests on one worker. Every other test is a unit
 # of its own, as with --dist load.
 SHARED_FIXTURES = {
-    "tests/site/test_browser.py": "by parameter",
+    "tests/site/test_browser.py": "whole module",
     "tests/site/test_many_profiles.py": "by parameter",
     "tests/project/test_security.py": "whole module",
     "tests/project/test_types.py": "whole module",
@@ -248,13 +248,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # @pytest.mark.one_site("real"): the test runs only with that parameter of its module's `site`.
     kept, dropped, real = [], [], []
     for item in items:
-        mark = item.get_closest_marker("one_site")
-        params = getattr(item, "callspec", None)
-        wanted = mark is None or params is None or params.params.get("site") == mark.args[0]
-        if wanted and item.get_closest_marker("real_tree"):
+        wanted = True
+        if item.get_closest_marker("real_tree"):
             real.append(item.nodeid)
             wanted = ALL_REAL_HERE or item.get_closest_marker("repo_itself") is not None
         (kept if wanted else dropped).append(item)
@@ -275,7 +272,7 @@ def real_tree_tests(request: pytest.FixtureRequest) -> list[str]:
     return request.config.stash.get(_REAL_TREE_TESTS, [])
 
 
-# The suite's longest tests (they run the real tree's tests on a copy, in parts): started first.
+# The suite's longest test (it runs the real tree's tests on a copy): started first.
 LONGEST = "tests/project/test_first_day.py::test_the_real_tree_s_tests_pass_in_the_grown_clone"
 
 

@@ -5,9 +5,8 @@ the commands of its first section as they are written there (the dry run first, 
 and judges a next clean run, longer, with the section's judge command and judge's defaults. Two more
 teams then follow the same section with a profile id, a title and runs of their own (a manual grows
 by profiles). Then every test that reads the real tree (marked `real_tree`: validity, agreement, a
-strict build, every page in Chromium) runs against that copy of four profiles
-(METRICS_MANUAL_PROJECT), as `make test` would in the fourth team's clone: in two parts, so that
-the suite's workers share them, on one copy grown once a suite.
+strict build) runs against that copy of four profiles (METRICS_MANUAL_PROJECT), as `make test`
+would in the fourth team's clone, on one copy grown once a suite.
 """
 
 from __future__ import annotations
@@ -126,20 +125,12 @@ def test_following_docs_deriving_gives_each_team_a_profile_and_passes_the_next_r
     assert code == 0, output  # judge's defaults pass the team's next clean run
 
 
-# The real tree's tests in two parts of about equal cost: the browser's (one site, every page read at
-# two widths) and the rest. A test of the real tree in a new module lands in the rest.
-PARTS = {"browser": "tests/site/test_browser.py", "rest": None}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("part", PARTS)
-def test_the_real_tree_s_tests_pass_in_the_grown_clone(grown, part: str, real_tree_tests: list[str]) -> None:
+def test_the_real_tree_s_tests_pass_in_the_grown_clone(grown, real_tree_tests: list[str]) -> None:
     """What CI runs in the fourth team's clone: every test of the real tree, against the grown copy."""
     root, _ = grown
-    ids = [t for t in real_tree_tests if _part(t) == part]  # the ones this session collected
-    # None (this module run alone): the part's tests, found as the whole suite finds them.
-    whole = [f"--ignore={m}" for m in PARTS.values() if m] + ["tests"] if PARTS[part] is None else [PARTS[part]]
-    args = ids or whole
+    # The ones this session collected; none (this module run alone): all, found as the whole suite finds them.
+    args = real_tree_tests or ["tests"]
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-m", "real_tree", "-n", "0", "-q", "-p", "no:cacheprovider", *args],
         cwd=REPO,
@@ -148,9 +139,5 @@ def test_the_real_tree_s_tests_pass_in_the_grown_clone(grown, part: str, real_tr
         env={**os.environ, "METRICS_MANUAL_PROJECT": str(root)},
     )
     assert tests.returncode == 0, tests.stdout[-6000:] + tests.stderr[-2000:]
-    assert (f"{len(ids)} passed" if ids else " passed") in tests.stdout, tests.stdout[-2000:]
-
-
-def _part(nodeid: str) -> str:
-    module = nodeid.split("::")[0]
-    return next((name for name, path in PARTS.items() if path == module), "rest")
+    passed = f"{len(real_tree_tests)} passed" if real_tree_tests else " passed"
+    assert passed in tests.stdout, tests.stdout[-2000:]

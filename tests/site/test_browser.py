@@ -1,7 +1,8 @@
 """What a reader sees, in Debian's headless Chromium driven by Playwright.
 
-Two sites: the real manual (checked for validity only: whatever its keys and ranges are)
-and a fixture with two profiles. Desktop is 1400 px wide, a phone 390 x 844.
+One site: the repository's pages over a fixture source of three profiles (the real manual's data
+is held for validity, agreement and a strict build elsewhere, never read here, so a team that edits
+its ranges keeps CI green). Desktop is 1400 px wide, a phone 390 x 844.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 
 from browser_helpers import LANDED, assert_clean, landed_well, open_page, served
-from conftest import REAL_TREE, TINY_CATALOG, TINY_PROFILE, copy_repo
+from conftest import TINY_CATALOG, TINY_PROFILE
 from metrics_manual.exports.names import FILE_FORMATS
 from metrics_manual.model.phrase import describe, plain
 from metrics_manual.model.schema import metric_anchor
@@ -124,23 +125,23 @@ def _fixture_tree(root: Path) -> Path:
     return root
 
 
-# The real manual is read for validity (every entry, drawing, page and link as its data makes them); how
-# the site behaves (the checker, deep links, the no-JavaScript page) is read on the fixture, whose data the
-# test knows. The hand-written pages and the site's frame are the same on both: they are read on the real one.
-REAL_ONLY = pytest.mark.one_site("real")
-FIXTURE_ONLY = pytest.mark.one_site("two-profiles")
-
-
-@pytest.fixture(scope="module", params=[pytest.param("real", marks=REAL_TREE), "two-profiles"])
-def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """(project root, base URL, site folder) of a built and served site."""
-    base_dir = tmp_path_factory.mktemp("b") / "manual"
-    root = copy_repo(base_dir) if request.param == "real" else _fixture_tree(base_dir)
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory):
+    """(project root, base URL, site folder) of the fixture's built and served site (its search index
+    served empty: browser_helpers.WithoutSearch)."""
+    root = _fixture_tree(tmp_path_factory.mktemp("b") / "manual")
     out = root / "site"
     result = mkdocs_build(root, out)
     assert result.returncode == 0, result.stderr
     with served(out) as base:
         yield root, base, out
+
+
+@pytest.fixture(scope="module")
+def search_base(site) -> Iterator[str]:
+    """The base URL of the same site with its whole search index, for the tests that search."""
+    with served(site[2], search=True) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -167,15 +168,15 @@ def _tabs_closed(browser) -> Iterator[None]:
     _TABS.clear()
 
 
-def _tab(browser, base: str, viewport: dict[str, int], **options):
+def _tab(browser, viewport: dict[str, int], **options):
     """The module's page with these options at this width, blank, its records of requests and problems
     emptied, and the reader's profile a test picked forgotten. The width is not an option of the
     context: a desktop and a phone tab are one context."""
-    key = f"{base} {sorted(options.items())}"
+    key = str(sorted(options.items()))
     if key not in _TABS:
         _TABS[key] = open_page(browser, viewport=viewport, **options)
     _, page = _TABS[key]
-    if page.url.startswith(base) and options.get("java_script_enabled", True):
+    if page.url.startswith("http") and options.get("java_script_enabled", True):
         page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
     page.goto("about:blank")
     page.set_viewport_size(viewport)
@@ -188,9 +189,17 @@ def _tab(browser, base: str, viewport: dict[str, int], **options):
 @pytest.fixture
 def page(browser, site):
     _, base, _ = site
-    page = _tab(browser, base, viewport=DESKTOP)
+    page = _tab(browser, viewport=DESKTOP)
     yield page
     assert_clean(page, base)
+
+
+@pytest.fixture
+def search_page(browser, search_base):
+    """The desktop tab, for a test that searches (on the server of the whole index)."""
+    page = _tab(browser, viewport=DESKTOP)
+    yield page
+    assert_clean(page, search_base)
 
 
 def lines(manual: Manual, key: str) -> list[tuple[str, str]]:
@@ -265,12 +274,8 @@ def unique(found: dict[str, list[dict]]) -> dict[str, dict]:
 WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 
 
-def pages_read(site: tuple, manual: Manual) -> list[str]:
-    """The pages `reads` opens: on the real manual every page of the site; on the fixture the pages its
-    data makes (the hand-written pages are the same as the real manual's, read there)."""
-    _, _, out = site
-    if on_fixture(site):
-        return pages_a_reader_reads(manual)
+def pages_read(out: Path) -> list[str]:
+    """The pages `reads` opens: every page of the site, the hand-written ones too."""
     return [
         file.parent.relative_to(out).as_posix() + "/" if file.parent != out else ""
         for file in sorted(out.rglob("index.html"))
@@ -281,15 +286,14 @@ def pages_read(site: tuple, manual: Manual) -> list[str]:
 def reads(browser, site, manual) -> dict[str, dict[str, dict]]:
     """Every page read once at each width: width -> page -> what `_READ` found; and "landed" -> key ->
     what `LANDED` found when a link on its section's page led to the entry at the phone's width (every
-    entry of the fixture). A page load is the dear part of a browser test (about 0.4 s of Chromium's
+    entry). A page load is the dear part of a browser test (about 0.4 s of Chromium's
     time), so the tests below assert on one read of each page: loaded at one width, then laid out anew at
     the other (CSS decides the layout; the pages alternate which width they load at)."""
-    _, base, _ = site
+    _, base, folder = site
     out: dict[str, dict[str, dict]] = {width: {} for width in WIDTHS} | {"landed": {}}
-    page = _tab(browser, base, viewport=DESKTOP)
-    # Landings on the fixture only: where the real manual's entries end is its data's business.
-    landings = {path: metrics for path, metrics in section_pages(manual)} if on_fixture(site) else {}
-    for path in pages_read(site, manual):
+    page = _tab(browser, viewport=DESKTOP)
+    landings = dict(section_pages(manual))
+    for path in pages_read(folder):
         page.goto(f"{base}/{path}")
         # The width it loaded at first, then the other: the next page loads at the width this one ends at.
         for width, viewport in sorted(WIDTHS.items(), key=lambda item: item[1] != page.viewport_size):
@@ -364,20 +368,6 @@ def _first_result(page, query: str) -> tuple[str, str]:
     return first.get_attribute("href") or "", first.inner_text()
 
 
-def on_fixture(site: tuple) -> bool:
-    """Whether the site is the fixture's (its data known to the test), not the real manual."""
-    return (site[0] / "ranges/profiles/big.yaml").exists()
-
-
-def visited(manual: Manual, root: Path) -> set[str]:
-    """The metrics the per-metric browser tests open: every one on the fixture; on the real manual
-    (checked for validity only, and as large as Miles' key set) the first and last entry of each
-    section page, so every page and both ends of it are read in a fraction of the time."""
-    if on_fixture((root,)):
-        return set(manual.metrics)
-    return {m.key for s in manual.catalog.sections for m in (s.metrics[0], s.metrics[-1])}
-
-
 def _words(key: str) -> frozenset[str]:
     return frozenset(w for w in re.split(r"[\s\-/_]+", key.lower()) if w)
 
@@ -413,13 +403,10 @@ def queries(manual: Manual) -> list[tuple[str, str]]:
     return [(query, key) for query, key in out if searchable(query) and same_words.get(words(query), 0) <= 1]
 
 
-def test_search_lands_on_the_metric_and_shows_only_its_ranges(page, site, manual) -> None:
-    _, base, _ = site
-    page.goto(f"{base}/")
-    sample = visited(manual, site[0])
+def test_search_lands_on_the_metric_and_shows_only_its_ranges(search_page, search_base, manual) -> None:
+    page = search_page
+    page.goto(f"{search_base}/")
     for query, key in queries(manual):
-        if key not in sample:
-            continue
         href, text = _first_result(page, query)
         if manual.metrics[key].members:
             # A member's key is in its family's text, not its title: a metric whose own key shares its
@@ -442,13 +429,12 @@ def test_search_lands_on_the_metric_and_shows_only_its_ranges(page, site, manual
                     assert phrase not in text, f"{query!r} shows {other}'s {phrase!r}"
 
 
-def test_an_old_anchor_and_the_old_name_lead_to_the_renamed_entry(page, site, manual) -> None:
+def test_an_old_anchor_and_the_old_name_lead_to_the_renamed_entry(search_page, search_base, manual) -> None:
     """Links and alert rules made before Miles renamed a key, and a reader who knows the old name,
     land on the entry of the key it is now."""
-    _, base, _ = site
+    page, base = search_page, search_base
     renamed = [(r.key, m) for m in manual.metrics.values() for r in m.renamed_from]
-    if on_fixture(site):  # the real manual: whatever it renamed
-        assert [old for old, _ in renamed] == ["rollout/answer_tokens"]
+    assert [old for old, _ in renamed] == ["rollout/answer_tokens"]
     section_of = {m.key: s.id for s in manual.catalog.sections for m in s.metrics}
     for old, metric in renamed:
         old_anchor = metric_anchor(old)
@@ -462,9 +448,8 @@ def test_an_old_anchor_and_the_old_name_lead_to_the_renamed_entry(page, site, ma
         assert inside.count() == 1, f"#{old_anchor} is not in {metric.key}'s entry"
         line = page.locator(f"h3#{metric.anchor} + .mm-entry li:has(#{old_anchor})")
         assert old in line.inner_text() and line.is_visible()
-        if on_fixture(site):  # where the real manual's lines fall is its data's business
-            box, height = line.bounding_box(), page.viewport_size["height"]
-            assert box and 0 <= box["y"] and box["y"] + box["height"] <= height, f"#{old_anchor} is not on screen"
+        box, height = line.bounding_box(), page.viewport_size["height"]
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= height, f"#{old_anchor} is not on screen"
         # An old name that holds every word of a key logged today (perf/total_train_time and
         # perf/train_time) finds that key first: the known limit of search by words (see queries).
         if any(_words(other) <= _words(old) for other in manual.metrics if other != metric.key):
@@ -510,13 +495,11 @@ def test_nothing_lies_beyond_the_right_edge_of_a_phone(reads, manual) -> None:
         assert reads["phone"][path]["beyond"] == [], path
 
 
-@REAL_ONLY
 def test_desktop_tables_and_code_are_not_cut(reads) -> None:
     for path, read in reads["desktop"].items():
         assert read["beyond"] == [], path
 
 
-@FIXTURE_ONLY
 def test_a_link_to_an_entry_shows_it_whole_and_highlighted_on_a_phone(reads, site, manual) -> None:
     """Every entry of the fixture, the first profile's ranges first. How tall the real manual's entries
     are is its data's business: they are measured on fixture trees only (here, and with 1, 3 and 10
@@ -526,12 +509,11 @@ def test_a_link_to_an_entry_shows_it_whole_and_highlighted_on_a_phone(reads, sit
         landed_well(seen, PHONE, key, first=manual.profiles[0].id)
 
 
-@FIXTURE_ONLY
 def test_landing_on_a_metric_shows_its_entry_highlighted(browser, site, manual) -> None:
     """A page opened at an entry's address, at both widths (the site's frame is the same on the real manual)."""
     _, base, _ = site
     for viewport in (DESKTOP, PHONE):
-        page = _tab(browser, base, viewport=viewport)
+        page = _tab(browser, viewport=viewport)
         for section in manual.catalog.sections:
             for n, metric in enumerate(section.metrics):
                 # The old address, from before each section had a page: the map sends the reader on
@@ -550,13 +532,11 @@ def _at(path: str, anchor: str, url: str) -> bool:
     return parts.path.endswith(path) and parts.fragment == anchor
 
 
-@FIXTURE_ONLY
 def test_the_old_address_without_javascript_lands_on_a_link_to_the_entry(browser, site, manual) -> None:
     _, base, _ = site
-    page = _tab(browser, base, viewport=PHONE, java_script_enabled=False)
-    sample = visited(manual, site[0])
+    page = _tab(browser, viewport=PHONE, java_script_enabled=False)
     for section in manual.catalog.sections:
-        for metric in (m for m in section.metrics if m.key in sample):
+        for metric in section.metrics:
             page.goto(f"{base}/reference/metrics/#{metric.anchor}")
             assert page.url.endswith(f"/reference/metrics/#{metric.anchor}")
             target = page.locator(":target")
@@ -574,7 +554,6 @@ _LUMINANCE = """() => {
 }"""
 
 
-@REAL_ONLY
 def test_dark_scheme_follows_the_system_and_the_toggle_switches(browser, site) -> None:
     _, base, _ = site
     # A context of its own: the toggle leaves its choice in the site's storage, emptied before each scheme.
@@ -659,7 +638,6 @@ def test_profile_page_links_downloads_that_exist(reads, manual) -> None:
                 assert response.status == 200, href
 
 
-@FIXTURE_ONLY
 def test_a_note_link_lands_on_its_section(page, site, manual) -> None:
     _, base, _ = site
     # A section's note on its page links to the profile's notes on the map of the metrics.
@@ -874,11 +852,9 @@ def _check(page, key: str, value: str, step: str = "") -> dict[str, list[str]]:
     return out
 
 
-@FIXTURE_ONLY
 def test_the_value_checker_gives_each_profile_s_verdict_in_the_entry_s_words(page, site, manual) -> None:
     _, base, _ = site
     checked = 0
-    sample = visited(manual, site[0])
     for path, metrics in section_pages(manual):
         ranged_here = [m for m in metrics if any(p.expectations.get(m.key) for p in manual.profiles)]
         if not ranged_here:
@@ -887,7 +863,7 @@ def test_the_value_checker_gives_each_profile_s_verdict_in_the_entry_s_words(pag
         page.locator("form.mm-check").wait_for(state="visible")
         options = page.locator("form.mm-check select option").evaluate_all("os => os.map(o => o.value)")
         assert options == [m.key for m in ranged_here], path  # the metrics of this page that have a range
-        for metric in (m for m in ranged_here if m.key in sample):
+        for metric in ranged_here:
             _one_metric_checked(page, manual, metric.key, metric)
             checked += 1
     assert checked > 0
@@ -927,7 +903,6 @@ EVERY_CASES = [
 ]
 
 
-@FIXTURE_ONLY
 def test_the_value_checker_verdicts_for_every_kind_of_range(page, site, manual) -> None:
     """The reader of the `every` profile (a link that names it): its verdicts first, the others folded."""
     _, base, _ = site
@@ -949,10 +924,9 @@ def test_the_value_checker_verdicts_for_every_kind_of_range(page, site, manual) 
     assert "Type a number" in page.locator(".mm-check-out").inner_text()
 
 
-@FIXTURE_ONLY
 def test_without_javascript_the_page_reads_fully_and_the_form_stays_hidden(browser, site, manual) -> None:
     _, base, _ = site
-    page = _tab(browser, base, viewport=PHONE, java_script_enabled=False)
+    page = _tab(browser, viewport=PHONE, java_script_enabled=False)
     page.goto(f"{base}/reference/metrics/")
     assert len(_table(page)) == len(manual.metrics)
     for path, metrics in section_pages(manual):
@@ -967,7 +941,6 @@ def test_without_javascript_the_page_reads_fully_and_the_form_stays_hidden(brows
     assert_clean(page, base)
 
 
-@FIXTURE_ONLY
 def test_a_deep_link_picks_its_metric_and_each_key_has_a_copy_button(page, manual, site) -> None:
     _, base, _ = site
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
@@ -1030,14 +1003,13 @@ _SMALL_TEXT = """() => [...document.querySelectorAll('.md-content svg text')].ma
 }).filter(([, size]) => size < 11)"""
 
 
-@FIXTURE_ONLY
 def test_drawings_and_keys_hold_their_contrast_in_both_schemes_and_text_is_legible_on_a_phone(
     browser, site, manual
 ) -> None:
     _, base, _ = site
     # Colours do not change with the width: each scheme is read at one width, the phone's for the text size.
     for scheme, viewport in (("light", DESKTOP), ("dark", PHONE)):
-        page = _tab(browser, base, viewport=viewport)
+        page = _tab(browser, viewport=viewport)
         page.emulate_media(color_scheme=scheme)
         for path, _ in section_pages(manual)[:3]:
             page.goto(f"{base}/{path}")
@@ -1068,7 +1040,6 @@ def test_each_drawing_has_a_legend_of_the_marks_it_draws_and_reaches_its_domain(
 # --- the slips ------------------------------------------------------------------------------------
 
 
-@FIXTURE_ONLY
 def test_a_deep_link_highlights_its_own_entry_in_the_contents(page, site, manual) -> None:
     _, base, _ = site
     for metric in list(manual.metrics.values())[1:8]:
@@ -1107,14 +1078,12 @@ _CODE = """() => {
 }"""
 
 
-@REAL_ONLY
 def test_code_blocks_break_between_tokens_and_the_copy_button_covers_no_text(reads) -> None:
     for width in WIDTHS:
         for path, read in reads[width].items():
             assert read["code"] == [], (path, width)
 
 
-@REAL_ONLY
 def test_tables_and_code_show_no_escaping_backslash(reads) -> None:
     """A `|` escaped for a Markdown table (the judging options, the maintaining page) shows no backslash."""
     for path, read in reads["desktop"].items():
@@ -1161,9 +1130,9 @@ def fragments(manual: Manual) -> list[tuple[str, str]]:
     ]
 
 
-def test_a_key_fragment_finds_its_entry_first(page, site, manual) -> None:
-    _, base, _ = site
-    page.goto(f"{base}/")
+def test_a_key_fragment_finds_its_entry_first(search_page, search_base, manual) -> None:
+    page = search_page
+    page.goto(f"{search_base}/")
     for query, key in fragments(manual)[:12]:
         href, _ = _first_result(page, query)
         assert href.endswith(f"#{manual.metrics[key].anchor}"), f"{query!r} lands on {href}"
@@ -1189,13 +1158,12 @@ def literal_fragments(manual: Manual) -> list[tuple[str, str]]:
     return out
 
 
-def test_a_key_holding_the_typed_fragment_comes_first(page, site, manual) -> None:
+def test_a_key_holding_the_typed_fragment_comes_first(search_page, search_base, manual) -> None:
     """An entry whose key holds what was typed, as typed, before the entries that hold only its words."""
-    _, base, _ = site
+    page = search_page
     found = literal_fragments(manual)
-    if on_fixture(site):
-        assert ("rollout_kl", "train/train_rollout_kl") in found
-    page.goto(f"{base}/")
+    assert ("rollout_kl", "train/train_rollout_kl") in found
+    page.goto(f"{search_base}/")
     for query, key in found:
         href, _ = _first_result(page, query)
         assert href.endswith(f"#{manual.metrics[key].anchor}"), f"{query!r} lands on {href}"
