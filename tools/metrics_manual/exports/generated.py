@@ -6,8 +6,6 @@ written here with no change.
 
 from __future__ import annotations
 
-import functools
-
 from metrics_manual.exports.document import export_document
 from metrics_manual.exports.names import BY_ID, FILE_FORMATS, SUFFIX
 from metrics_manual.model.json_schema import schema_text
@@ -32,7 +30,6 @@ def export_text(doc: ProfileExport, fmt: str) -> str:
     return BY_ID[fmt].text(doc)
 
 
-@functools.cache  # a model's schema is a fact of the code: mkdocs serve and the tests build many times a process
 def source_schemas() -> dict[str, str]:
     return {
         f"{SCHEMA_DIR}/catalog.schema.json": schema_text(Catalog, "metrics-manual catalog (ranges/catalog.yaml)"),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from pydantic import BaseModel
 
 
+# A model's schema is a fact of the code, made once a process: mkdocs serve builds on every save.
+@functools.cache
 def schema_text(model: type[BaseModel], title: str, *, written: bool = False) -> str:
     """The schema of `model`; `written`: of what a person writes (the source), so a field the loader
     fills (`readOnly`: a corridor's reference points, read from their capture) is left out."""
