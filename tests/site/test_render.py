@@ -16,7 +16,7 @@ from metrics_manual.diagnostics.finding import SourceError
 from metrics_manual.markdown import code, literal
 from metrics_manual.model.phrase import num
 from metrics_manual.model.schema import CodeRepository
-from metrics_manual.site.render import code_url, path_breaks, render_pages
+from metrics_manual.site.render import code_url, environment, path_breaks, render_pages
 from metrics_manual.source.load import load_manual
 from site_helpers import HOSTILE_TITLE, many_profiles, many_profiles_catalog, reference_text
 
@@ -375,6 +375,17 @@ def test_template_runtime_error_names_template(tiny: Path) -> None:
     assert finding.path == "templates/pages/profiles/index.md.j2"
     assert finding.line == 13
     assert "no_such_field" in finding.message
+
+
+def test_a_template_compiled_for_one_project_names_the_other_project_s_file(tmp_path: Path) -> None:
+    """Compiled templates are shared by source within a process: each project's own file is named."""
+    first, second = write_project(tmp_path / "first"), write_project(tmp_path / "second")
+    name = "pages/profiles/index.md.j2"
+    assert environment(first / "templates").get_template(name).filename == str(first / "templates" / name)
+    template = environment(second / "templates").get_template(name)
+    assert template.filename == str(second / "templates" / name)
+    nested = [c for c in template.root_render_func.__code__.co_consts if hasattr(c, "co_filename")]
+    assert {template.root_render_func.__code__.co_filename, *(c.co_filename for c in nested)} == {template.filename}
 
 
 def test_missing_or_broken_templates_are_findings(tiny: Path) -> None:
