@@ -308,7 +308,7 @@ def test_no_output_of_the_site_holds_a_raw_tag_from_the_source(poisoned_site) ->
 
 @pytest.fixture(scope="module")
 def served(poisoned_site):
-    """The poisoned site's base URL, its search index served empty (read by the search test's server)."""
+    """The poisoned site's base URL, its search index served empty (the search test has a server of its own)."""
     with browser_helpers.served(poisoned_site) as base:
         yield base
 
