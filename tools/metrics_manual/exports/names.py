@@ -8,10 +8,11 @@ exporters (nor the model they import).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, cast
+
+from metrics_manual.imported import imported
 
 if TYPE_CHECKING:
     from metrics_manual.model.schema import ProfileExport
@@ -26,11 +27,7 @@ class ExportFormat:
     folder: bool = False  # a folder of files, written by `export -o DIR` only (not by build)
 
     def _write(self) -> Callable[[ProfileExport], object]:
-        module, _, name = self.writer.partition(":")
-        return cast(
-            "Callable[[ProfileExport], object]",
-            getattr(importlib.import_module(f"metrics_manual.exports.{module}"), name),
-        )
+        return cast("Callable[[ProfileExport], object]", imported("metrics_manual.exports", self.writer))
 
     def text(self, doc: ProfileExport) -> str:
         """The profile as the text of this (file) format."""

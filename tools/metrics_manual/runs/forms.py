@@ -15,7 +15,6 @@ are tried in order, the first whose `detect` says yes is taken, and anything els
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Callable
@@ -23,6 +22,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, cast
+
+from metrics_manual.imported import imported
+
+RUNS = "metrics_manual.runs"  # where the forms' readers are
 
 if TYPE_CHECKING:
     from metrics_manual.runs.collect import Collector
@@ -138,16 +141,11 @@ class RunForm:
 
     @property
     def read(self) -> Callable[[Path, str, Collector], None]:
-        return cast("Callable[[Path, str, Collector], None]", _named(self.reader))
+        return cast("Callable[[Path, str, Collector], None]", imported(RUNS, self.reader))
 
     @property
     def tail(self) -> Callable[[Path, str], Tail] | None:
-        return None if self.tailer is None else cast("Callable[[Path, str], Tail]", _named(self.tailer))
-
-
-def _named(where: str) -> object:
-    module, _, name = where.partition(":")
-    return getattr(importlib.import_module(f"metrics_manual.runs.{module}"), name)
+        return None if self.tailer is None else cast("Callable[[Path, str], Tail]", imported(RUNS, self.tailer))
 
 
 def _json_lines(name: str) -> bool:
@@ -257,7 +255,7 @@ FORMS: tuple[RunForm, ...] = (
         name="console",
         words="console log",
         named=lambda name: name.endswith((".log", ".out", ".err", ".txt")),
-        detect=lambda h: cast("re.Pattern[bytes]", _named("console:MILES_LINE")).search(h.raw) is not None,
+        detect=lambda h: cast("re.Pattern[bytes]", imported(RUNS, "console:MILES_LINE")).search(h.raw) is not None,
         detected=f"a file whose first {_HEAD // 1024} KB hold a line in Miles' logging format "
         "(`[2026-11-30 01:00:00.123 rollout_manager] metrics.py:89 - ...`), behind Ray's prefix or not",
         sample_file="run.log",
